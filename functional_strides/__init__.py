@@ -1,0 +1,56 @@
+"""functional_strides: PyTorch-style strided views (shape, strides, offset) for JAX.
+
+A ``StridedArray`` is a flat 1-D JAX storage plus a :class:`Layout`; view ops change only
+the layout, ``contiguous()`` materialises it with in-graph index arithmetic.
+"""
+
+from __future__ import annotations
+
+from . import _pytree as _pytree  # registers Layout as a pytree
+from . import oracle as oracle
+from . import views as views
+from .errors import LayoutError as LayoutError
+from .errors import OutOfRangeError as OutOfRangeError
+from .errors import OverlapError as OverlapError
+from .errors import StorageError as StorageError
+from .errors import ViewError as ViewError
+from .layout import Layout as Layout
+from .layout import contiguous_strides as contiguous_strides
+from .lowering import materialize as materialize
+from .ops import T as T
+from .ops import broadcast_to as broadcast_to
+from .ops import chunk as chunk
+from .ops import contiguous as contiguous
+from .ops import diagonal as diagonal
+from .ops import expand as expand
+from .ops import expand_as as expand_as
+from .ops import flatten as flatten
+from .ops import movedim as movedim
+from .ops import mT as mT
+from .ops import narrow as narrow
+from .ops import permute as permute
+from .ops import reshape as reshape
+from .ops import select as select
+from .ops import split as split
+from .ops import squeeze as squeeze
+from .ops import t as t
+from .ops import transpose as transpose
+from .ops import unbind as unbind
+from .ops import unflatten as unflatten
+from .ops import unfold as unfold
+from .ops import unsqueeze as unsqueeze
+from .ops import view as view
+from .strided import StridedArray as StridedArray
+from .strided import as_strided as as_strided
+from .strided import from_array as from_array
+from .strided import shares_storage as shares_storage
+
+__version__ = "0.1.0"
+
+__all__ = sorted([
+    "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
+    "T", "ViewError", "as_strided", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
+    "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
+    "narrow", "oracle", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
+    "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views",
+])

@@ -1,0 +1,15 @@
+"""Type aliases shared by the package (one home for them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Union
+
+#: A shape: extents of each dim, in elements.
+Shape = tuple[int, ...]
+#: Strides of each dim, in elements of the storage.
+Strides = tuple[int, ...]
+#: A storage offset: a Python int (static) or a traced/concrete integer scalar (dynamic).
+Offset = Any
+#: What a user may pass where a shape is expected.
+ShapeLike = Union[Sequence[int], int]

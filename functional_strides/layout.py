@@ -1,0 +1,296 @@
+"""The ``Layout`` record: shape, strides and offset of a strided view, in elements.
+
+A layout is the function ``(i_0, ..., i_{k-1}) -> offset + sum_d i_d * strides[d]`` from
+coordinates of a ``shape``-shaped array to indices of a flat storage. This module is pure
+Python (no ``jax`` import): the record, its validation and its queries. The view ops that
+transform layouts live in :mod:`functional_strides.views`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ._typing import Offset, Shape, Strides
+from .errors import LayoutError, OutOfRangeError
+
+__all__ = [
+    "Layout",
+    "contiguous_strides",
+    "format_layout",
+    "is_static_offset",
+]
+
+
+def is_static_offset(offset: Any) -> bool:
+    """True when ``offset`` is a Python/NumPy integer (known at trace time), not an array."""
+    return isinstance(offset, (int, np.integer)) and not isinstance(offset, (bool, np.bool_))
+
+
+def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple[int, ...]:
+    """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and negatives."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise LayoutError(
+            f"Layout: {name} must be a sequence of integers (got {name}={values!r})."
+        ) from None
+    out = []
+    for i, v in enumerate(items):
+        if isinstance(v, (bool, np.bool_)):
+            raise LayoutError(
+                f"Layout: {name}[{i}] is a bool (got {name}={items!r}); pass integers."
+            )
+        try:
+            v = operator.index(v)
+        except TypeError:
+            raise LayoutError(
+                f"Layout: {name}[{i}]={v!r} is not an integer (got {name}={items!r}); "
+                f"{name} are counted in elements and must be ints."
+            ) from None
+        if v < 0 and not allow_negative:
+            raise LayoutError(
+                f"Layout: {name}[{i}]={v} is negative (got {name}={items!r}); "
+                f"{name} must be >= 0."
+            )
+        out.append(v)
+    return tuple(out)
+
+
+def contiguous_strides(shape: Shape, order: str = "C") -> Strides:
+    """Dense strides of ``shape``, in elements, as PyTorch computes them.
+
+    Size-0 dims count as 1 so they never zero the other strides
+    (``contiguous_strides((1, 0, 1)) == (1, 1, 1)``), as ``make_contiguous_strides_for``.
+
+    Args:
+      shape: extents, each >= 0.
+      order: ``"C"`` (row-major, PyTorch/NumPy default) or ``"F"`` (column-major, CuTe's
+        compact "left" layout).
+    Returns:
+      A tuple of len(shape) strides.
+    Raises:
+      LayoutError: ``order`` is neither ``"C"`` nor ``"F"``.
+    Example:
+      >>> contiguous_strides((2, 3, 4))
+      (12, 4, 1)
+      >>> contiguous_strides((2, 3, 4), order="F")
+      (1, 2, 6)
+    """
+    if order not in ("C", "F"):
+        raise LayoutError(f"contiguous_strides: order must be 'C' or 'F' (got order={order!r}).")
+    dims = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+    strides = [0] * len(shape)
+    running = 1
+    for d in dims:
+        strides[d] = running
+        running *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) -> str:
+    """``"(2,3):(3,1)+0"``: the pycute-style notation used in messages."""
+    shape, strides = tuple(shape), tuple(strides)
+
+    def tup(t: tuple[int, ...]) -> str:
+        return "(" + ",".join(str(v) for v in t) + ("," if len(t) == 1 else "") + ")"
+
+    off = offset if is_static_offset(offset) else "<traced>"
+    return f"{tup(shape)}:{tup(strides)}+{off}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Layout:
+    """Shape, strides and storage offset of a strided view; strides and offset in elements.
+
+    ``Layout(shape, strides, offset=0)`` maps coordinate ``(i_0, ..., i_{k-1})`` with
+    ``0 <= i_d < shape[d]`` to storage index ``offset + sum_d i_d * strides[d]``. It is
+    frozen and hashable (when the offset is a Python int) and registered as a JAX pytree:
+    shape, strides and an integer offset live in the treedef, so ``jax.jit`` caches on
+    equal layouts. An offset given as a JAX integer scalar is a pytree leaf instead, so that
+    moving a window by a traced amount never retraces (see ``docs/design.md``).
+
+    Args:
+      shape: extents, non-negative ints (rank 0 allowed).
+      strides: one non-negative int per dim (PyTorch forbids negative strides too).
+      offset: storage index of element ``(0, ..., 0)``; a non-negative int, or an integer
+        JAX scalar (dynamic offset).
+    Raises:
+      LayoutError: lengths of ``shape`` and ``strides`` differ; an entry is negative, a bool
+        or not an integer; the offset is a negative int.
+    Example:
+      >>> lay = Layout((2, 3), (3, 1), 1)
+      >>> str(lay), lay(1, 2), lay.numel, lay.required_storage_size
+      ('(2,3):(3,1)+1', 6, 6, 7)
+
+    Semantics: ``torch.Tensor.size()/stride()/storage_offset()``; ``aclCreateTensor`` view
+    shape/strides/offset; CuTe ``Layout(shape, stride)`` plus an offset.
+    """
+
+    shape: Shape
+    strides: Strides
+    offset: Offset = 0
+
+    def __post_init__(self) -> None:
+        shape = _int_tuple("shape", self.shape)
+        strides = _int_tuple("strides", self.strides)
+        if len(shape) != len(strides):
+            raise LayoutError(
+                f"Layout: shape {shape} has rank {len(shape)} but strides {strides} has rank "
+                f"{len(strides)}; give one stride per dim."
+            )
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "strides", strides)
+        offset = self.offset
+        if isinstance(offset, (bool, np.bool_)):
+            raise LayoutError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
+        if is_static_offset(offset):
+            offset = int(offset)
+            if offset < 0:
+                raise LayoutError(
+                    f"Layout: offset {offset} is negative (layout {format_layout(shape, strides, offset)}); "
+                    "the storage offset must be >= 0."
+                )
+            object.__setattr__(self, "offset", offset)
+        elif isinstance(offset, float):
+            raise LayoutError(f"Layout: offset {offset!r} is not an integer; pass an int.")
+
+    # -- constructors -------------------------------------------------------------------
+    @staticmethod
+    def contiguous(shape: Iterable[int], order: str = "C", offset: Offset = 0) -> Layout:
+        """Dense layout of ``shape``: row-major (``order="C"``) or column-major (``"F"``).
+
+        Example:
+          >>> str(Layout.contiguous((1, 0, 1)))
+          '(1,0,1):(1,1,1)+0'
+
+        Semantics: the strides of ``torch.empty(shape)``; ``order="F"`` is CuTe's default
+        compact (left, colexicographic) layout.
+        """
+        shape = _int_tuple("shape", shape)
+        return Layout(shape, contiguous_strides(shape, order), offset)
+
+    # -- queries --------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        """Rank (number of dims)."""
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        """Number of elements, ``prod(shape)`` (1 for rank 0)."""
+        return math.prod(self.shape)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when some extent is 0 (the layout addresses no storage)."""
+        return 0 in self.shape
+
+    @property
+    def has_static_offset(self) -> bool:
+        """True when the offset is a Python int (not a traced/array scalar)."""
+        return is_static_offset(self.offset)
+
+    @property
+    def span(self) -> int:
+        """``sum_d (shape[d]-1)*strides[d]``: distance from the first to the last index
+        addressed (0 for an empty layout)."""
+        if self.is_empty:
+            return 0
+        return sum((n - 1) * s for n, s in zip(self.shape, self.strides))
+
+    @property
+    def required_storage_size(self) -> Any:
+        """Smallest storage length that holds every index: ``offset + span + 1``, or 0 when
+        empty. Semantics: ``torch._prims_common.compute_required_storage_length``."""
+        if self.is_empty:
+            return 0
+        return self.offset + self.span + 1
+
+    def is_contiguous(self) -> bool:
+        """PyTorch's C-contiguity: strides of size-1 dims are ignored, layouts with fewer
+        than 2 elements are contiguous; the offset does not matter.
+
+        Example:
+          >>> Layout((2, 1, 3), (3, 99, 1)).is_contiguous(), Layout((3, 2), (1, 3)).is_contiguous()
+          (True, False)
+
+        Semantics: ``torch.Tensor.is_contiguous()`` (``compute_contiguous`` in TensorImpl)."""
+        if self.numel < 2:
+            return True
+        return _check_dense(self.shape, self.strides)
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        """True when some permutation of the dims is contiguous (no gaps, no overlap).
+
+        Example:
+          >>> Layout((3, 2), (1, 3)).is_non_overlapping_and_dense()
+          True
+
+        Semantics: ``torch._prims_common.is_non_overlapping_and_dense_or_false``."""
+        if self.numel < 2:
+            return True
+        if self.ndim == 1:
+            return self.strides[0] == 1
+        pairs = sorted(zip(self.strides, self.shape), reverse=True)
+        return _check_dense(tuple(n for _, n in pairs), tuple(s for s, _ in pairs))
+
+    def __call__(self, *coords: int) -> Any:
+        """Storage index of the element at ``coords`` (one int per dim, ``0 <= i < n``).
+
+        Raises:
+          OutOfRangeError: wrong number of coordinates, or one outside its extent.
+        """
+        if len(coords) != self.ndim:
+            raise OutOfRangeError(
+                f"Layout{self}: expected {self.ndim} coordinates, got {len(coords)} {coords}."
+            )
+        index = self.offset
+        for d, (i, n, s) in enumerate(zip(coords, self.shape, self.strides)):
+            i = operator.index(i)
+            if not 0 <= i < n:
+                raise OutOfRangeError(
+                    f"Layout{self}: coordinate {i} of dim {d} is out of range [0, {n})."
+                )
+            index = index + i * s
+        return index
+
+    def indices(self) -> np.ndarray:
+        """NumPy int64 array of shape ``shape``: the storage index of every element.
+
+        Requires a static offset. Example:
+          >>> Layout((2, 2), (1, 2), 1).indices().tolist()
+          [[1, 3], [2, 4]]
+        """
+        if not self.has_static_offset:
+            raise LayoutError(
+                f"Layout.indices: the offset of layout {self} is traced; indices() needs an int offset."
+            )
+        out = np.full(self.shape, self.offset, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(self.shape, self.strides)):
+            view = [1] * self.ndim
+            view[d] = n
+            out += (np.arange(n, dtype=np.int64) * s).reshape(view)
+        return out
+
+    def __str__(self) -> str:
+        return format_layout(self.shape, self.strides, self.offset)
+
+
+def _check_dense(shape: Shape, strides: Strides) -> bool:
+    """Row-major contiguity walk (innermost first), skipping size-1 dims."""
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if s != expected:
+            return False
+        expected *= n
+    return True

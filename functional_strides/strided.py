@@ -1,0 +1,368 @@
+"""``StridedArray``: a 1-D JAX storage plus a :class:`Layout`, with PyTorch's view methods.
+
+View methods return a new ``StridedArray`` over the *same* storage object (metadata only,
+no device work); ``contiguous()``, ``jnp.asarray(x)`` and ``np.asarray(x)`` materialise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import views
+from .errors import OutOfRangeError, StorageError
+from .layout import Layout, is_static_offset
+from .lowering import is_traced, materialize
+
+__all__ = ["StridedArray", "as_strided", "from_array", "shares_storage"]
+
+
+def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does."""
+    if len(args) == 1 and isinstance(args[0], Sequence) and not isinstance(args[0], str):
+        return tuple(args[0])
+    return args
+
+
+def _check_fits(storage: Any, layout: Layout, op: str) -> None:
+    size = storage.shape[0]
+    offset = layout.offset
+    if not is_static_offset(offset):
+        if is_traced(offset):
+            return  # documented: bounds of a traced offset are not checked at trace time
+        offset = int(np.asarray(offset))
+        if offset < 0:
+            raise StorageError(f"{op}: invalid storage offset {offset} (layout {layout}); "
+                               "the offset must be >= 0.")
+        layout = Layout(layout.shape, layout.strides, offset)
+    need = layout.required_storage_size
+    if need > size:
+        raise StorageError(
+            f"{op}: size {list(layout.shape)}, stride {list(layout.strides)} and storage offset "
+            f"{offset} require a storage of {need} elements (offset + sum((size-1)*stride) + 1), "
+            f"but the storage has {size} elements. Shrink the sizes, strides or offset, or use a "
+            "larger storage."
+        )
+
+
+class StridedArray:
+    """A strided view: ``storage`` (1-D ``jax.Array``) read through ``layout``.
+
+    Element ``x[i_0, ..., i_k]`` is ``storage[layout.offset + sum_d i_d * layout.strides[d]]``
+    (strides and offset in elements). A JAX pytree whose leaves are the storage (and the
+    offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``.
+
+    Args:
+      storage: 1-D JAX or NumPy array of any dtype.
+      layout: a :class:`Layout` that fits in the storage.
+    Raises:
+      StorageError: storage not 1-D, or the layout addresses past its end (the message
+        gives the required and actual storage sizes).
+    Example:
+      >>> import jax.numpy as jnp
+      >>> x = StridedArray(jnp.arange(6), Layout((2, 3), (3, 1)))
+      >>> x.t().stride(), x.t().is_contiguous()
+      ((1, 3), False)
+
+    Semantics: ``torch.Tensor`` with its storage (``untyped_storage()``) and view metadata.
+    """
+
+    __slots__ = ("storage", "layout")
+    storage: jax.Array
+    layout: Layout
+
+    def __init__(self, storage: Any, layout: Layout) -> None:
+        if not isinstance(layout, Layout):
+            raise StorageError(f"StridedArray: layout must be a functional_strides.Layout "
+                               f"(got {type(layout).__name__}).")
+        if not isinstance(storage, jax.Array):
+            storage = jnp.asarray(storage)
+        if storage.ndim != 1:
+            raise StorageError(
+                f"StridedArray: storage must be 1-D (got shape {tuple(storage.shape)}); pass "
+                "x.reshape(-1), or use from_array(x) for a contiguous view of an array."
+            )
+        _check_fits(storage, layout, "StridedArray")
+        object.__setattr__(self, "storage", storage)
+        object.__setattr__(self, "layout", layout)
+
+    @classmethod
+    def _wrap(cls, storage: Any, layout: Layout) -> StridedArray:
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "storage", storage)
+        object.__setattr__(obj, "layout", layout)
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"StridedArray is immutable; cannot set {name!r}. Use set()/add() "
+                             "for functional writes or with_storage() for another storage.")
+
+    def _view(self, layout: Layout) -> StridedArray:
+        return StridedArray._wrap(self.storage, layout)
+
+    # -- torch.Tensor metadata -----------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Extents, a tuple of ints (``torch.Tensor.shape``)."""
+        return self.layout.shape
+
+    @property
+    def ndim(self) -> int:
+        """Rank."""
+        return self.layout.ndim
+
+    @property
+    def dtype(self) -> Any:
+        """Element dtype of the storage."""
+        return self.storage.dtype
+
+    def dim(self) -> int:
+        """Rank (``torch.Tensor.dim``)."""
+        return self.layout.ndim
+
+    def numel(self) -> int:
+        """Number of elements (``torch.Tensor.numel``)."""
+        return self.layout.numel
+
+    def size(self, dim: Any = None) -> Any:
+        """All extents, or the extent of ``dim`` (``torch.Tensor.size``).
+
+        Raises:
+          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0)."""
+        if dim is None:
+            return self.layout.shape
+        if self.ndim == 0:
+            raise OutOfRangeError(f"size: dimension specified as {dim} but tensor has no dimensions.")
+        return self.layout.shape[views.canonical_dim(dim, self.ndim, op="size")]
+
+    def stride(self, dim: Any = None) -> Any:
+        """All strides, or that of ``dim``, in elements (``torch.Tensor.stride``).
+
+        Raises:
+          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0)."""
+        if dim is None:
+            return self.layout.strides
+        if self.ndim == 0:
+            raise OutOfRangeError(f"stride: dimension specified as {dim} but tensor has no dimensions.")
+        return self.layout.strides[views.canonical_dim(dim, self.ndim, op="stride")]
+
+    def storage_offset(self) -> Any:
+        """Storage index of the first element, in elements (``torch.Tensor.storage_offset``)."""
+        return self.layout.offset
+
+    def is_contiguous(self) -> bool:
+        """PyTorch's C-contiguity of the layout (``torch.Tensor.is_contiguous``)."""
+        return self.layout.is_contiguous()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d StridedArray")
+        return self.layout.shape[0]
+
+    def __repr__(self) -> str:
+        return f"StridedArray(layout={self.layout}, dtype={self.dtype}, storage_size={self.storage.shape[-1]})"
+
+    # -- materialisation ------------------------------------------------------------------
+    def contiguous(self) -> StridedArray:
+        """``self`` when already contiguous (whatever its offset), else a copy over fresh
+        row-major storage of ``numel`` elements.
+
+        Compiles to XLA with in-graph index arithmetic; see ``lowering.materialize``.
+        Raises:
+          StorageError: indices exceed int32 without ``jax_enable_x64``.
+
+        Semantics: ``torch.Tensor.contiguous``."""
+        if self.layout.is_contiguous():
+            return self
+        dense = materialize(self.storage, self.layout)
+        return StridedArray._wrap(dense.reshape(-1), Layout.contiguous(self.shape))
+
+    def __jax_array__(self) -> jax.Array:
+        return materialize(self.storage, self.layout)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = np.asarray(materialize(self.storage, self.layout))
+        return out if dtype is None else out.astype(dtype)
+
+    # -- view ops (metadata only) ---------------------------------------------------------
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
+        """View of this array's storage (its own strides ignored); ``storage_offset=None``
+        keeps this array's offset, an explicit one is absolute.
+
+        Raises:
+          LayoutError: length mismatch or negative entries; StorageError past the storage end.
+
+        Semantics: ``torch.Tensor.as_strided``."""
+        layout = views.as_strided(self.layout, size, stride, storage_offset)
+        _check_fits(self.storage, layout, "as_strided")
+        return self._view(layout)
+
+    def view(self, *shape: Any) -> StridedArray:
+        """Same storage, new ``shape`` (one -1 inferred); raises ``ViewError`` rather than
+        copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``."""
+        return self._view(views.view(self.layout, _shape_args(shape, "view")))
+
+    def reshape(self, *shape: Any) -> StridedArray:
+        """A view when ``view`` would succeed, else a contiguous copy with ``shape``.
+
+        Semantics: ``torch.Tensor.reshape``."""
+        new_shape = views.infer_size(_shape_args(shape, "reshape"), self.numel(), op="reshape")
+        strides = views.view_strides(self.shape, self.layout.strides, new_shape)
+        if strides is not None:
+            return self._view(Layout(new_shape, strides, self.layout.offset))
+        return self.contiguous().view(new_shape)
+
+    def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> StridedArray:
+        """Merge dims ``start_dim..end_dim`` (a view when possible, else a copy).
+
+        Semantics: ``torch.Tensor.flatten``."""
+        target = views.flatten_shape(self.layout, start_dim, end_dim)
+        return self if target is None else self.reshape(target)
+
+    def unflatten(self, dim: Any, sizes: Sequence[Any]) -> StridedArray:
+        """Split ``dim`` into ``sizes`` (one -1 inferred). Semantics: ``torch.Tensor.unflatten``."""
+        return self.view(views.unflatten_shape(self.layout, dim, sizes))
+
+    def permute(self, *dims: Any) -> StridedArray:
+        """Reorder dims. Semantics: ``torch.Tensor.permute``."""
+        return self._view(views.permute(self.layout, _shape_args(dims, "permute")))
+
+    def transpose(self, dim0: Any, dim1: Any) -> StridedArray:
+        """Swap two dims. Semantics: ``torch.Tensor.transpose``."""
+        return self._view(views.transpose(self.layout, dim0, dim1))
+
+    def t(self) -> StridedArray:
+        """Transpose of a rank <= 2 array. Semantics: ``torch.Tensor.t``."""
+        return self._view(views.t(self.layout))
+
+    @property
+    def T(self) -> StridedArray:  # noqa: N802 - PyTorch's name
+        """All dims reversed (warns when rank != 2). Semantics: ``torch.Tensor.T``."""
+        return self._view(views.reverse_dims(self.layout))
+
+    @property
+    def mT(self) -> StridedArray:  # noqa: N802 - PyTorch's name
+        """Last two dims swapped. Semantics: ``torch.Tensor.mT``."""
+        return self._view(views.mT(self.layout))
+
+    def movedim(self, source: Any, destination: Any) -> StridedArray:
+        """Move dims. Semantics: ``torch.Tensor.movedim``."""
+        return self._view(views.movedim(self.layout, source, destination))
+
+    def squeeze(self, dim: Any = None) -> StridedArray:
+        """Drop size-1 dims. Semantics: ``torch.Tensor.squeeze``."""
+        return self._view(views.squeeze(self.layout, dim))
+
+    def unsqueeze(self, dim: Any) -> StridedArray:
+        """Insert a size-1 dim. Semantics: ``torch.Tensor.unsqueeze``."""
+        return self._view(views.unsqueeze(self.layout, dim))
+
+    def expand(self, *sizes: Any) -> StridedArray:
+        """Broadcast size-1 dims (stride 0). Semantics: ``torch.Tensor.expand``."""
+        return self._view(views.expand(self.layout, _shape_args(sizes, "expand")))
+
+    def expand_as(self, other: Any) -> StridedArray:
+        """``expand(other.shape)``. Semantics: ``torch.Tensor.expand_as``."""
+        return self.expand(tuple(other.shape))
+
+    def broadcast_to(self, shape: Sequence[Any]) -> StridedArray:
+        """``expand(shape)``. Semantics: ``torch.broadcast_to``."""
+        return self.expand(tuple(shape))
+
+    def narrow(self, dim: Any, start: Any, length: Any) -> StridedArray:
+        """Elements ``start .. start+length-1`` of ``dim``. Semantics: ``torch.Tensor.narrow``."""
+        return self._view(views.narrow(self.layout, dim, start, length))
+
+    def select(self, dim: Any, index: Any) -> StridedArray:
+        """Fix ``dim`` at ``index``. Semantics: ``torch.Tensor.select``."""
+        return self._view(views.select(self.layout, dim, index))
+
+    def unfold(self, dimension: Any, size: Any, step: Any) -> StridedArray:
+        """Sliding windows along ``dimension``. Semantics: ``torch.Tensor.unfold``."""
+        return self._view(views.unfold(self.layout, dimension, size, step))
+
+    def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> StridedArray:
+        """Diagonal of two dims, appended last. Semantics: ``torch.Tensor.diagonal``."""
+        return self._view(views.diagonal(self.layout, offset, dim1, dim2))
+
+    def split(self, split_size_or_sections: Any, dim: Any = 0) -> tuple[StridedArray, ...]:
+        """Views of consecutive pieces of ``dim``. Semantics: ``torch.Tensor.split``."""
+        return tuple(self._view(lay) for lay in views.split(self.layout, split_size_or_sections, dim))
+
+    def chunk(self, chunks: Any, dim: Any = 0) -> tuple[StridedArray, ...]:
+        """Views of ``ceil(n/chunks)``-sized pieces. Semantics: ``torch.Tensor.chunk``."""
+        return tuple(self._view(lay) for lay in views.chunk(self.layout, chunks, dim))
+
+    def unbind(self, dim: Any = 0) -> tuple[StridedArray, ...]:
+        """Views of every index of ``dim``. Semantics: ``torch.Tensor.unbind``."""
+        return tuple(self._view(lay) for lay in views.unbind(self.layout, dim))
+
+    def __getitem__(self, key: Any) -> StridedArray:
+        """Basic indexing as a view. Semantics: ``torch.Tensor.__getitem__`` (view keys)."""
+        return self._view(views.getitem(self.layout, key))
+
+
+def _flatten_with_keys(x: StridedArray):
+    return ((jax.tree_util.GetAttrKey("storage"), x.storage),
+            (jax.tree_util.GetAttrKey("layout"), x.layout)), None
+
+
+def _flatten(x: StridedArray):
+    return (x.storage, x.layout), None
+
+
+def _unflatten(_aux: None, children) -> StridedArray:
+    return StridedArray._wrap(*children)
+
+
+jax.tree_util.register_pytree_with_keys(StridedArray, _flatten_with_keys, _unflatten, _flatten)
+
+
+def from_array(x: Any) -> StridedArray:
+    """Contiguous view over ``x.reshape(-1)``: shape ``x.shape``, row-major strides, offset 0.
+
+    Args:
+      x: a JAX or NumPy array (any dtype, any rank), or a ``StridedArray`` (returned as is).
+    Example:
+      >>> import numpy as np
+      >>> from_array(np.zeros((2, 3))).stride()
+      (3, 1)
+
+    Semantics: ``torch.from_numpy`` / ``torch.as_tensor`` of a C-contiguous array."""
+    if isinstance(x, StridedArray):
+        return x
+    arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
+    return StridedArray._wrap(arr.reshape(-1), Layout.contiguous(arr.shape))
+
+
+def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
+    """View of ``x``'s underlying storage with ``size``/``stride``/``storage_offset``.
+
+    Args:
+      x: a ``StridedArray`` (its storage is used, its strides ignored) or a JAX/NumPy array
+        (viewed through ``from_array``, i.e. its row-major flattening).
+      size: extents of the result; stride: one stride per extent, in elements, >= 0.
+      storage_offset: absolute index of the first element; ``None`` keeps ``x``'s offset.
+    Returns:
+      A ``StridedArray`` sharing ``x``'s storage.
+    Raises:
+      LayoutError: length mismatch, negative entries; StorageError: past the storage end.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> import numpy as np
+      >>> np.asarray(as_strided(jnp.arange(1, 10), (2, 2), (2, 3), 2)).tolist()
+      [[3, 6], [5, 8]]
+
+    Semantics: ``torch.as_strided``."""
+    return from_array(x).as_strided(size, stride, storage_offset)
+
+
+def shares_storage(a: StridedArray, b: StridedArray) -> bool:
+    """True when ``a`` and ``b`` are views of one storage object.
+
+    Semantics: comparing ``untyped_storage().data_ptr()`` of two torch tensors."""
+    return isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage

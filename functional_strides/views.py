@@ -1,0 +1,695 @@
+"""View algebra: PyTorch's view ops as pure functions ``Layout -> Layout``.
+
+One place where view semantics live. Every function here returns a new :class:`Layout`
+(or a tuple of them) and never touches storage; ``StridedArray`` methods re-wrap the result
+over the same storage. Results (shape, strides, offset, and which inputs are refused) equal
+PyTorch's for the same arguments. Strides and offsets are in elements.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ._typing import Offset, Shape, Strides
+from .errors import LayoutError, OutOfRangeError, StorageError, ViewError
+from .layout import Layout, _int_tuple, format_layout
+
+__all__ = [
+    "as_strided",
+    "canonical_dim",
+    "chunk",
+    "diagonal",
+    "expand",
+    "flatten_shape",
+    "getitem",
+    "infer_size",
+    "movedim",
+    "mT",
+    "narrow",
+    "permute",
+    "reverse_dims",
+    "select",
+    "split",
+    "squeeze",
+    "t",
+    "transpose",
+    "unbind",
+    "unflatten_shape",
+    "unfold",
+    "unsqueeze",
+    "view",
+    "view_strides",
+]
+
+
+def _index(op: str, name: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise LayoutError(f"{op}: {name} must be an int, not a bool (got {name}={value!r}).")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise LayoutError(f"{op}: {name} must be an int (got {name}={value!r}).") from None
+
+
+def canonical_dim(dim: Any, ndim: int, *, op: str) -> int:
+    """Wrap a possibly negative ``dim`` into ``[0, ndim)``; rank 0 accepts -1 and 0.
+
+    Raises:
+      OutOfRangeError: ``dim`` outside ``[-max(ndim,1), max(ndim,1))``.
+
+    Semantics: ATen ``maybe_wrap_dim`` (``wrap_scalar=True``)."""
+    dim = _index(op, "dim", dim)
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise OutOfRangeError(
+            f"{op}: dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim}) for a tensor of rank {ndim}."
+        )
+    return dim + n if dim < 0 else dim
+
+
+def _dims_tuple(dims: Any) -> tuple[Any, ...]:
+    if isinstance(dims, Sequence) and not isinstance(dims, str):
+        return tuple(dims)
+    return (dims,)
+
+
+def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view") -> Shape:
+    """Resolve one ``-1`` in ``shape`` so that ``prod(shape) == numel``.
+
+    Raises:
+      LayoutError: more than one -1, an extent < -1, an ambiguous -1 (0 elements), or a
+        product that does not equal ``numel``.
+
+    Semantics: ATen ``infer_size``."""
+    shape = tuple(_index(op, "shape", s) for s in shape)
+    known, infer = 1, None
+    for d, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise LayoutError(
+                    f"{op}: only one dimension can be inferred (got shape {list(shape)} with -1 "
+                    f"at dims {infer} and {d})."
+                )
+            infer = d
+        elif s < 0:
+            raise LayoutError(f"{op}: invalid shape dimension {s} in shape {list(shape)}; "
+                              "extents must be >= 0, or -1 to infer one.")
+        else:
+            known *= s
+    if numel == known or (infer is not None and known > 0 and numel % known == 0):
+        if infer is None:
+            return shape
+        if known == 0:
+            raise LayoutError(
+                f"{op}: cannot reshape tensor of 0 elements into shape {list(shape)} because "
+                "the unspecified dimension size -1 can be any value and is ambiguous."
+            )
+        return (*shape[:infer], numel // known, *shape[infer + 1:])
+    raise LayoutError(
+        f"{op}: shape {list(shape)} is invalid for input of size {numel} "
+        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''})."
+    )
+
+
+def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | None:
+    """Strides that let ``new_shape`` alias a ``(shape, strides)`` layout, or ``None``.
+
+    ``shape`` is split into chunks of dims that address storage as one block
+    (``strides[i] == shape[i+1] * strides[i+1]``; size-1 dims never end a chunk); the view
+    exists iff ``new_shape`` splits into chunks of equal element counts. ``new_shape`` must
+    already have ``prod(new_shape) == prod(shape)``.
+
+    Semantics: ATen ``computeStride`` (``TensorUtils.cpp``), size-0 and size-1 rules included.
+    """
+    if len(shape) == 0:
+        return (1,) * len(new_shape)
+    numel = math.prod(shape)
+    if numel == 0 and tuple(shape) == tuple(new_shape):
+        return tuple(strides)
+    new_strides = [0] * len(new_shape)
+    if numel == 0:
+        for d in range(len(new_shape) - 1, -1, -1):
+            new_strides[d] = 1 if d == len(new_shape) - 1 else max(new_shape[d + 1], 1) * new_strides[d + 1]
+        return tuple(new_strides)
+    view_d = len(new_shape) - 1
+    chunk_base = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(new_strides) if view_d == -1 else None
+
+
+def _chunks(shape: Shape, strides: Strides) -> list[tuple[int, int]]:
+    """Inclusive dim ranges of the storage-contiguous chunks that ``view_strides`` uses."""
+    out, end = [], len(shape) - 1
+    numel, base = 1, strides[-1] if strides else 1
+    for d in range(len(shape) - 1, -1, -1):
+        numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):
+            out.append((d, end))
+            if d > 0:
+                end, numel, base = d - 1, 1, strides[d - 1]
+    return out[::-1]
+
+
+def _explain_view(layout: Layout, new_shape: Shape) -> str:
+    chunks = _chunks(layout.shape, layout.strides)
+    parts = []
+    for lo, hi in chunks:
+        dims = f"dim {lo}" if lo == hi else f"dims {lo}-{hi}"
+        ext = math.prod(layout.shape[lo:hi + 1])
+        parts.append(f"{dims} ({ext} elements, stride {layout.strides[hi]})")
+    return (
+        f"view: shape {list(new_shape)} is not compatible with layout {layout} "
+        f"(at least one new dim spans two storage-contiguous chunks; the chunks are "
+        f"{'; '.join(parts)}, and each new dim must lie inside one chunk). "
+        "Use reshape(), which copies when it must, or contiguous() first."
+    )
+
+
+def view(layout: Layout, shape: Sequence[Any]) -> Layout:
+    """Alias ``layout`` with a new ``shape`` (one -1 inferred); never copies.
+
+    Args:
+      layout: source layout.
+      shape: target extents; ``prod(shape) == layout.numel``.
+    Returns:
+      Layout with strides from :func:`view_strides`; offset unchanged.
+    Raises:
+      LayoutError: bad ``shape`` (see :func:`infer_size`).
+      ViewError: the strides cannot express ``shape`` (message lists the chunks).
+    Example:
+      >>> str(view(Layout((3, 4), (4, 1)), (2, -1)))
+      '(2,6):(6,1)+0'
+
+    Semantics: ``torch.Tensor.view(*shape)``."""
+    new_shape = infer_size(shape, layout.numel, op="view")
+    strides = view_strides(layout.shape, layout.strides, new_shape)
+    if strides is None:
+        raise ViewError(_explain_view(layout, new_shape))
+    return Layout(new_shape, strides, layout.offset)
+
+
+def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = None) -> Layout:
+    """A new layout over the same storage; ``storage_offset=None`` keeps ``layout.offset``.
+
+    Raises:
+      LayoutError: ``size`` and ``stride`` lengths differ, or an entry/offset is negative or
+        not an integer. (Bounds against the storage are checked by the caller that holds it.)
+
+    Semantics: ``torch.as_strided``: size/stride/offset address the underlying storage,
+    ignoring ``layout``'s own strides; an explicit offset is absolute."""
+    size = _int_tuple("size", size, allow_negative=True)
+    stride = _int_tuple("stride", stride, allow_negative=True)
+    offset = layout.offset if storage_offset is None else storage_offset
+    if len(size) != len(stride):
+        raise LayoutError(
+            f"as_strided: mismatch in length of strides and shape (got size={list(size)} of "
+            f"length {len(size)} and stride={list(stride)} of length {len(stride)})."
+        )
+    if any(s < 0 for s in stride):
+        raise LayoutError(
+            f"as_strided: negative strides are not supported (got stride={list(stride)}); "
+            "strides count elements and must be >= 0."
+        )
+    if any(n < 0 for n in size):
+        raise LayoutError(f"as_strided: negative sizes are not supported (got size={list(size)}).")
+    if isinstance(offset, int) and not isinstance(offset, bool) and offset < 0:
+        raise StorageError(
+            f"as_strided: invalid storage offset {offset} (got size={list(size)}, "
+            f"stride={list(stride)}); the offset must be >= 0."
+        )
+    return Layout(size, stride, offset)
+
+
+def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
+    """Reorder dims: result dim ``i`` is input dim ``dims[i]``.
+
+    Raises:
+      LayoutError: ``len(dims) != ndim`` or a dim repeats.
+      OutOfRangeError: a dim is out of range.
+    Example:
+      >>> str(permute(Layout((2, 3), (3, 1)), (1, 0)))
+      '(3,2):(1,3)+0'
+
+    Semantics: ``torch.permute``."""
+    dims = tuple(dims)
+    if len(dims) != layout.ndim:
+        raise LayoutError(
+            f"permute: the number of dims {len(dims)} in dims={list(dims)} does not match "
+            f"the rank {layout.ndim} of layout {layout}; give a permutation of range({layout.ndim})."
+        )
+    canon = tuple(canonical_dim(d, layout.ndim, op="permute") for d in dims)
+    if len(set(canon)) != len(canon):
+        raise LayoutError(f"permute: repeated dim in dims={list(dims)}; give a permutation of "
+                          f"range({layout.ndim}).")
+    return Layout(tuple(layout.shape[d] for d in canon),
+                  tuple(layout.strides[d] for d in canon), layout.offset)
+
+
+def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
+    """Swap two dims. Semantics: ``torch.transpose``.
+
+    Raises:
+      OutOfRangeError: a dim is out of range."""
+    d0 = canonical_dim(dim0, layout.ndim, op="transpose")
+    d1 = canonical_dim(dim1, layout.ndim, op="transpose")
+    if layout.ndim == 0:
+        return layout
+    order = list(range(layout.ndim))
+    order[d0], order[d1] = order[d1], order[d0]
+    return permute(layout, order)
+
+
+def t(layout: Layout) -> Layout:
+    """Transpose a layout of rank <= 2 (rank 0 and 1 unchanged). Semantics: ``torch.t``.
+
+    Raises:
+      LayoutError: rank > 2."""
+    if layout.ndim > 2:
+        raise LayoutError(f"t: expects a layout of rank <= 2, but layout {layout} has rank "
+                          f"{layout.ndim}; use transpose(dim0, dim1) or mT.")
+    return transpose(layout, 0, 1) if layout.ndim == 2 else layout
+
+
+def reverse_dims(layout: Layout) -> Layout:
+    """Reverse all dims (``x.T``); warns like PyTorch when the rank is not 2.
+
+    Semantics: ``torch.Tensor.T``."""
+    if layout.ndim != 2:
+        warnings.warn(
+            "The use of `x.T` on arrays of dimension other than 2 to reverse their shape is "
+            "deprecated in PyTorch; use `x.mT` to transpose batches of matrices or "
+            "`x.permute(*reversed(range(x.ndim)))` to reverse the dims.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return permute(layout, tuple(range(layout.ndim - 1, -1, -1)))
+
+
+def mT(layout: Layout) -> Layout:  # noqa: N802 - PyTorch's name
+    """Swap the last two dims. Semantics: ``torch.Tensor.mT``.
+
+    Raises:
+      LayoutError: rank < 2."""
+    if layout.ndim < 2:
+        raise LayoutError(f"mT: expects a layout of rank >= 2, but layout {layout} has rank {layout.ndim}.")
+    return transpose(layout, -2, -1)
+
+
+def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
+    """Move dims ``source`` to positions ``destination``; the others keep their order.
+
+    Raises:
+      LayoutError: ``source``/``destination`` lengths differ or contain repeats.
+      OutOfRangeError: a dim is out of range.
+
+    Semantics: ``torch.movedim`` / ``numpy.moveaxis``."""
+    src, dst = _dims_tuple(source), _dims_tuple(destination)
+    if len(src) != len(dst):
+        raise LayoutError(f"movedim: invalid source or destination dims: source ({list(src)} dims) "
+                          f"should contain the same number of dims as destination ({list(dst)} dims).")
+    n = layout.ndim
+    src = tuple(canonical_dim(d, n, op="movedim") for d in src)
+    dst = tuple(canonical_dim(d, n, op="movedim") for d in dst)
+    if len(set(src)) != len(src):
+        raise LayoutError(f"movedim: repeated dim in source ({list(source) if isinstance(source, Sequence) else source}).")
+    if len(set(dst)) != len(dst):
+        raise LayoutError(f"movedim: repeated dim in destination ({list(destination) if isinstance(destination, Sequence) else destination}).")
+    if n == 0:
+        return layout
+    order: list[int | None] = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    perm = [o if o is not None else next(rest) for o in order]
+    return permute(layout, perm)
+
+
+def squeeze(layout: Layout, dim: Any = None) -> Layout:
+    """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple) that have
+    size 1 (others are kept silently, as in PyTorch).
+
+    Raises:
+      OutOfRangeError: a dim is out of range.
+
+    Semantics: ``torch.squeeze``."""
+    if dim is None:
+        drop = {d for d, n in enumerate(layout.shape) if n == 1}
+    else:
+        dims = {canonical_dim(d, layout.ndim, op="squeeze") for d in _dims_tuple(dim)}
+        drop = {d for d in dims if layout.ndim and layout.shape[d] == 1}
+    keep = [d for d in range(layout.ndim) if d not in drop]
+    return Layout(tuple(layout.shape[d] for d in keep), tuple(layout.strides[d] for d in keep),
+                  layout.offset)
+
+
+def unsqueeze(layout: Layout, dim: Any) -> Layout:
+    """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``); its stride is
+    ``shape[dim]*strides[dim]``, or 1 at the end.
+
+    Raises:
+      OutOfRangeError: ``dim`` is out of range.
+
+    Semantics: ``torch.unsqueeze`` (``inferUnsqueezeGeometry``)."""
+    d = canonical_dim(dim, layout.ndim + 1, op="unsqueeze")
+    stride = 1 if d >= layout.ndim else layout.shape[d] * layout.strides[d]
+    return Layout((*layout.shape[:d], 1, *layout.shape[d:]),
+                  (*layout.strides[:d], stride, *layout.strides[d:]), layout.offset)
+
+
+def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
+    """Broadcast size-1 dims to ``shape`` without copying (their stride becomes 0); new
+    leading dims are added; -1 keeps an extent.
+
+    Raises:
+      LayoutError: fewer target dims than the rank, -1 in a new leading dim, a negative
+        extent, or a non-size-1 dim whose extent differs from its target.
+    Example:
+      >>> str(expand(Layout((3, 1), (1, 1)), (2, 3, 4)))
+      '(2,3,4):(0,1,0)+0'
+
+    Semantics: ``torch.Tensor.expand`` (``inferExpandGeometry``)."""
+    sizes = tuple(_index("expand", "size", s) for s in shape)
+    if len(sizes) < layout.ndim:
+        raise LayoutError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
+            f"number of dimensions in the tensor ({layout.ndim}) (got shape {list(sizes)}, layout {layout})."
+        )
+    n = len(sizes)
+    out_shape, out_strides = [0] * n, [0] * n
+    for i in range(n - 1, -1, -1):
+        d = layout.ndim - n + i
+        size = layout.shape[d] if d >= 0 else 1
+        stride = layout.strides[d] if d >= 0 else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < n else 1)
+        target = sizes[i]
+        if target == -1:
+            if d < 0:
+                raise LayoutError(
+                    f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i} (got shape {list(sizes)})."
+                )
+            target = size
+        if target < 0:
+            raise LayoutError(f"expand: invalid extent {target} at dim {i} (got shape {list(sizes)}); "
+                              "extents must be >= 0, or -1 to keep one.")
+        if size != target:
+            if size != 1:
+                raise LayoutError(
+                    f"expand: the expanded size of the tensor ({target}) must match the existing size "
+                    f"({size}) at non-singleton dimension {i}. Target sizes: {list(sizes)}. "
+                    f"Layout: {layout}. Only size-1 dims can be expanded."
+                )
+            size, stride = target, 0
+        out_shape[i], out_strides[i] = size, stride
+    return Layout(tuple(out_shape), tuple(out_strides), layout.offset)
+
+
+def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
+    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative).
+
+    Raises:
+      LayoutError: rank 0, or a negative ``length``.
+      OutOfRangeError: ``start`` out of range or ``start + length`` past the extent.
+
+    Semantics: ``torch.narrow``."""
+    if layout.ndim == 0:
+        raise LayoutError("narrow: cannot be applied to a rank-0 layout.")
+    d = canonical_dim(dim, layout.ndim, op="narrow")
+    start, length = _index("narrow", "start", start), _index("narrow", "length", length)
+    n = layout.shape[d]
+    if not -n <= start <= n:
+        raise OutOfRangeError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], "
+                              f"but got {start}) for dim {d} of layout {layout}.")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise LayoutError(f"narrow: length must be non-negative (got length={length}).")
+    if start + length > n:
+        raise OutOfRangeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+                              f"({n}) of dim {d} of layout {layout}.")
+    return _slice(layout, d, start, length, 1)
+
+
+def _slice(layout: Layout, d: int, start: int, length: int, step: int) -> Layout:
+    shape = (*layout.shape[:d], length, *layout.shape[d + 1:])
+    strides = (*layout.strides[:d], layout.strides[d] * step, *layout.strides[d + 1:])
+    return Layout(shape, strides, layout.offset + start * layout.strides[d])
+
+
+def select(layout: Layout, dim: Any, index: Any) -> Layout:
+    """Fix ``dim`` at ``index`` (negative wraps), dropping the dim.
+
+    Raises:
+      LayoutError: rank 0.
+      OutOfRangeError: ``dim`` or ``index`` out of range.
+
+    Semantics: ``torch.select``."""
+    if layout.ndim == 0:
+        raise OutOfRangeError("select: cannot be applied to a rank-0 layout.")
+    d = canonical_dim(dim, layout.ndim, op="select")
+    index = _index("select", "index", index)
+    n = layout.shape[d]
+    if not -n <= index < n:
+        raise OutOfRangeError(f"select: index {index} out of range for tensor of size "
+                              f"{list(layout.shape)} at dimension {d} (layout {layout}).")
+    if index < 0:
+        index += n
+    return Layout((*layout.shape[:d], *layout.shape[d + 1:]),
+                  (*layout.strides[:d], *layout.strides[d + 1:]),
+                  layout.offset + index * layout.strides[d])
+
+
+def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
+    """Sliding windows of ``size`` elements every ``step`` along ``dimension``: that dim
+    becomes ``(n - size) // step + 1`` windows (stride ``step*s``) and a new last dim of
+    extent ``size`` (stride ``s``) is appended. Windows overlap when ``step < size``.
+
+    Raises:
+      LayoutError: ``size`` larger than the extent or negative; ``step < 1``.
+      OutOfRangeError: ``dimension`` out of range.
+    Example:
+      >>> str(unfold(Layout((6,), (1,)), 0, 3, 2))
+      '(2,3):(2,1)+0'
+
+    Semantics: ``torch.Tensor.unfold`` (numpy ``sliding_window_view`` with a step)."""
+    d = canonical_dim(dimension, layout.ndim, op="unfold")
+    size, step = _index("unfold", "size", size), _index("unfold", "step", step)
+    n = layout.shape[d] if layout.ndim else 1
+    if size > n:
+        raise LayoutError(f"unfold: size {size} exceeds extent {n} of dim {d} (layout {layout}); "
+                          "the window must fit in the dim.")
+    if size < 0:
+        raise LayoutError(f"unfold: size is {size} but must be >= 0.")
+    if step < 1:
+        raise LayoutError(f"unfold: step is {step} but must be > 0.")
+    if layout.ndim == 0:
+        return Layout((size,), (1,), layout.offset)
+    s = layout.strides[d]
+    shape = (*layout.shape[:d], (n - size) // step + 1, *layout.shape[d + 1:], size)
+    strides = (*layout.strides[:d], s * step, *layout.strides[d + 1:], s)
+    return Layout(shape, strides, layout.offset)
+
+
+def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Layout:
+    """The diagonal of dims ``dim1``/``dim2`` (shifted by ``offset``), appended as the last
+    dim with stride ``strides[dim1] + strides[dim2]``.
+
+    Raises:
+      LayoutError: ``dim1 == dim2``.
+      OutOfRangeError: a dim is out of range.
+
+    Semantics: ``torch.diagonal``."""
+    k = _index("diagonal", "offset", offset)
+    d1 = canonical_dim(dim1, layout.ndim, op="diagonal")
+    d2 = canonical_dim(dim2, layout.ndim, op="diagonal")
+    if d1 == d2:
+        raise LayoutError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}.")
+    n1, n2 = layout.shape[d1], layout.shape[d2]
+    s1, s2 = layout.strides[d1], layout.strides[d2]
+    length = max(min(n1, n2 - k), 0) if k >= 0 else max(min(n1 + k, n2), 0)
+    start = layout.offset
+    if length > 0:
+        start = start + (k * s2 if k >= 0 else -k * s1)
+    keep = [d for d in range(layout.ndim) if d not in (d1, d2)]
+    return Layout((*(layout.shape[d] for d in keep), length),
+                  (*(layout.strides[d] for d in keep), s1 + s2), start)
+
+
+def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[Layout, ...]:
+    """Split ``dim`` into pieces of ``split_size`` (last one smaller) or of the given sizes.
+
+    Raises:
+      LayoutError: rank 0; a negative split size, or 0 for a non-empty dim; sections that
+        do not sum to the extent.
+      OutOfRangeError: ``dim`` out of range.
+
+    Semantics: ``torch.split`` / ``torch.split_with_sizes``."""
+    if layout.ndim == 0:
+        raise LayoutError("split: expects at least a 1-dimensional layout.")
+    d = canonical_dim(dim, layout.ndim, op="split")
+    n = layout.shape[d]
+    if isinstance(split_size_or_sections, Sequence):
+        sizes = tuple(_index("split", "sections", s) for s in split_size_or_sections)
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise LayoutError(
+                f"split: split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={list(sizes)}."
+            )
+    else:
+        size = _index("split", "split_size", split_size_or_sections)
+        if size < 0:
+            raise LayoutError(f"split: split expects split_size be non-negative, but got split_size={size}.")
+        if size == 0 and n != 0:
+            raise LayoutError(f"split: split_size can only be 0 if dimension size is 0, but got "
+                              f"dimension size of {n}.")
+        count = max(-(-n // size), 1) if size else 1
+        sizes = tuple(min(size, n - i * size) for i in range(count)) if size else (0,)
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return tuple(_slice(layout, d, s, m, 1) for s, m in zip(starts, sizes))
+
+
+def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
+    """Split ``dim`` into ``ceil(n/chunks)``-sized pieces (possibly fewer than ``chunks``).
+
+    Raises:
+      LayoutError: rank 0, or ``chunks < 1``.
+      OutOfRangeError: ``dim`` out of range.
+
+    Semantics: ``torch.chunk``."""
+    chunks = _index("chunk", "chunks", chunks)
+    if layout.ndim == 0:
+        raise LayoutError("chunk: expects at least a 1-dimensional layout.")
+    if chunks <= 0:
+        raise LayoutError(f"chunk: chunk expects `chunks` to be greater than 0, got: {chunks}.")
+    d = canonical_dim(dim, layout.ndim, op="chunk")
+    n = layout.shape[d]
+    size = -(-n // chunks)
+    if size == 0 and n == 0:
+        return split(layout, [0] * chunks, d)
+    return split(layout, size, d)
+
+
+def unbind(layout: Layout, dim: Any = 0) -> tuple[Layout, ...]:
+    """``select(dim, i)`` for every ``i``. Semantics: ``torch.unbind``.
+
+    Raises:
+      OutOfRangeError: rank 0 or ``dim`` out of range."""
+    if layout.ndim == 0:
+        raise OutOfRangeError("unbind: dimension specified as 0 but tensor has no dimensions.")
+    d = canonical_dim(dim, layout.ndim, op="unbind")
+    return tuple(select(layout, d, i) for i in range(layout.shape[d]))
+
+
+def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shape | None:
+    """Target shape of ``flatten(start_dim, end_dim)``, or ``None`` when the layout is
+    returned unchanged (``start_dim == end_dim`` on rank >= 1).
+
+    Raises:
+      LayoutError: ``start_dim`` after ``end_dim``.
+      OutOfRangeError: a dim is out of range.
+
+    Semantics: ``torch.flatten`` (a view when ``view`` would succeed, else a copy)."""
+    s = canonical_dim(start_dim, layout.ndim, op="flatten")
+    e = canonical_dim(end_dim, layout.ndim, op="flatten")
+    if s > e:
+        raise LayoutError(f"flatten: flatten() has invalid args: start_dim ({start_dim}) cannot come "
+                          f"after end_dim ({end_dim}).")
+    if layout.ndim == 0:
+        return (1,)
+    if s == e:
+        return None
+    return (*layout.shape[:s], math.prod(layout.shape[s:e + 1]), *layout.shape[e + 1:])
+
+
+def unflatten_shape(layout: Layout, dim: Any, sizes: Sequence[Any]) -> Shape:
+    """Target shape of ``unflatten(dim, sizes)`` (one -1 inferred); always a valid view.
+
+    Raises:
+      LayoutError: empty ``sizes`` or sizes that do not multiply to the extent.
+      OutOfRangeError: ``dim`` out of range.
+
+    Semantics: ``torch.unflatten``."""
+    d = canonical_dim(dim, layout.ndim, op="unflatten")
+    sizes = tuple(sizes)
+    if not sizes:
+        raise LayoutError("unflatten: sizes must be non-empty.")
+    n = layout.shape[d] if layout.ndim else 1
+    try:
+        inferred = infer_size(sizes, n, op="unflatten")
+    except LayoutError:
+        raise LayoutError(f"unflatten: provided sizes {list(sizes)} don't multiply up to the size "
+                          f"of dim {d} ({n}) in the input (layout {layout}).") from None
+    return (*layout.shape[:d], *inferred, *layout.shape[d + 1:])
+
+
+def getitem(layout: Layout, key: Any) -> Layout:
+    """Basic indexing: ints (negative wrap), slices with step >= 1, ``None``, ``...``.
+
+    Raises:
+      OutOfRangeError: an int index out of range, or too many indices.
+      LayoutError: a slice step <= 0, more than one ``...``, or an index kind that would
+        copy (arrays, lists, bools: use ``jnp`` advanced indexing on ``contiguous()``).
+
+    Semantics: ``torch.Tensor.__getitem__`` restricted to view-producing keys."""
+    key = key if isinstance(key, tuple) else (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise LayoutError("getitem: an index can only have a single ellipsis ('...').")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > layout.ndim:
+        raise OutOfRangeError(f"getitem: too many indices for tensor of dimension {layout.ndim} "
+                              f"(got {consumed} indices {key!r}, layout {layout}).")
+    if Ellipsis in key:
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = (*key[:i], *(slice(None),) * (layout.ndim - consumed), *key[i + 1:])
+    out, d = layout, 0
+    for k in key:
+        if k is None:
+            out = unsqueeze(out, d)
+            d += 1
+        elif isinstance(k, slice):
+            start, stop, step = (None if v is None else _index("getitem", "slice", v)
+                                 for v in (k.start, k.stop, k.step))
+            if step is not None and step <= 0:
+                raise LayoutError(f"getitem: step must be greater than zero (got slice {k}); "
+                                  "negative strides are not supported.")
+            n = out.shape[d]
+            lo, hi, st = slice(start, stop, step).indices(n)
+            length = max(0, -(-(hi - lo) // st))
+            out = _slice(out, d, lo, length, st)
+            d += 1
+        elif isinstance(k, bool) or not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
+            raise LayoutError(
+                f"getitem: index {k!r} of type {type(k).__name__} is not a view index (ints, slices "
+                "with step >= 1, None and ... are); advanced indexing copies: use "
+                "jnp.asarray(x)[index]."
+            )
+        else:
+            out = select(out, d, operator.index(k))
+    return out
+
+
+def describe(layout: Layout) -> str:
+    """One-line description used in error messages."""
+    return format_layout(layout.shape, layout.strides, layout.offset)
+
+
+def replace_offset(layout: Layout, offset: Offset) -> Layout:
+    """The same shape and strides at another offset."""
+    return dataclasses.replace(layout, offset=offset)
