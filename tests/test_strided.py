@@ -1,0 +1,214 @@
+"""StridedArray: construction, metadata, materialisation under jit/vmap/grad, dtypes."""
+
+import re
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from absl.testing import parameterized
+from jax.test_util import check_grads
+
+import functional_strides as fs
+from functional_strides import Layout, StorageError, StridedArray
+
+LAYOUTS = [
+    Layout((6, 5), (10, 1), 22),  # a block of a 10x10 grid
+    Layout((4, 3), (20, 2), 22),  # every other row and column
+    Layout((3, 4), (1, 3), 0),  # transpose
+    Layout((3, 4), (1, 1), 0),  # overlapping windows
+    Layout((2, 3, 4), (0, 4, 1), 5),  # expanded leading dim
+    Layout((2, 0, 3), (3, 3, 1), 0),  # empty
+    Layout((), (), 7),  # rank 0
+    Layout((2, 3), (3, 1), 4),  # contiguous with offset
+]
+
+
+class MaterializeTest(chex.TestCase, parameterized.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.parameters(*[(i,) for i in range(len(LAYOUTS))])
+    def test_contiguous_matches_oracle(self, i):
+        layout = LAYOUTS[i]
+        storage = np.arange(100, dtype=np.float32)
+        out = self.variant(lambda s: jnp.asarray(StridedArray(s, layout).contiguous()))(jnp.asarray(storage))
+        expected = fs.oracle.materialize(storage, layout)
+        chex.assert_trees_all_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint8", "int16", "int32", "float16", "bfloat16", "float32", "complex64"]
+)
+@pytest.mark.parametrize("transform", [pytest.param(jax.jit, id="jit"), pytest.param(lambda f: f, id="eager")])
+def test_every_dtype(dtype, transform):
+    storage = (np.arange(40) % 7).astype(jnp.dtype(dtype))
+    layout = Layout((3, 4), (1, 5), 3)
+    out = transform(lambda s: jnp.asarray(StridedArray(s, layout)))(jnp.asarray(storage))
+    assert out.dtype == jnp.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(out), fs.oracle.materialize(storage, layout))
+
+
+def test_contiguous_returns_self_whatever_offset():
+    x = StridedArray(jnp.arange(20.0), Layout((2, 3), (3, 1), 5))
+    assert x.contiguous() is x
+    y = x.t().contiguous()
+    assert y.stride() == (2, 1) and y.storage_offset() == 0 and not fs.shares_storage(x, y)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5, 11).reshape(2, 3).T)
+
+
+def test_asarray_protocols():
+    x = fs.from_array(np.arange(12).reshape(3, 4)).t()
+    np.testing.assert_array_equal(np.asarray(x), np.arange(12).reshape(3, 4).T)
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x)), np.arange(12).reshape(3, 4).T)
+    assert np.asarray(x, dtype=np.float32).dtype == np.float32
+
+
+def test_metadata_methods():
+    x = StridedArray(jnp.zeros(30, jnp.float32), Layout((2, 3, 4), (12, 4, 1), 3))
+    assert x.shape == (2, 3, 4) and x.size() == (2, 3, 4) and x.size(-1) == 4 and x.size(1) == 3
+    assert x.stride() == (12, 4, 1) and x.stride(0) == 12 and x.storage_offset() == 3
+    assert (x.ndim, x.dim(), x.numel(), len(x), x.dtype) == (3, 3, 24, 2, jnp.float32)
+    with pytest.raises(IndexError, match=re.escape("expected to be in range of [-3, 2], but got 3")):
+        x.size(3)
+    scalar = StridedArray(jnp.zeros(3), Layout((), (), 2))
+    with pytest.raises(IndexError, match="tensor has no dimensions"):
+        scalar.stride(0)
+    with pytest.raises(TypeError, match="len"):
+        len(scalar)
+    with pytest.raises(AttributeError, match="immutable"):
+        x.storage = jnp.zeros(3)
+
+
+def test_construction_errors():
+    with pytest.raises(StorageError, match=re.escape("storage must be 1-D (got shape (3, 3))")):
+        StridedArray(jnp.zeros((3, 3)), Layout((3,), (1,)))
+    msg = ("size [2, 2], stride [2, 3] and storage offset 5 require a storage of 11 elements "
+           "(offset + sum((size-1)*stride) + 1), but the storage has 9 elements")
+    with pytest.raises(StorageError, match=re.escape(msg)):
+        StridedArray(jnp.arange(9), Layout((2, 2), (2, 3), 5))
+    with pytest.raises(StorageError, match="as_strided: size"):
+        fs.as_strided(jnp.arange(9), (2, 2), (2, 3), 5)
+    with pytest.raises(fs.LayoutError, match="negative strides are not supported"):
+        fs.as_strided(jnp.arange(9), (2, 2), (2, -3))
+    with pytest.raises(fs.LayoutError, match="invalid storage offset -1"):
+        fs.as_strided(jnp.arange(9), (2, 2), (2, 3), -1)
+    with pytest.raises(fs.LayoutError, match="mismatch in length of strides and shape"):
+        fs.as_strided(jnp.arange(9), (2, 2), (2,))
+    with pytest.raises(StorageError, match="must be a functional_strides.Layout"):
+        StridedArray(jnp.arange(9), ((3,), (1,), 0))
+    # Empty views need no storage at all, as in PyTorch.
+    assert StridedArray(jnp.zeros(0), Layout((0, 4), (100, 1), 50)).numel() == 0
+
+
+def test_as_strided_offset_is_absolute_and_inherited():
+    base = fs.from_array(jnp.arange(20)).narrow(0, 3, 10)
+    assert base.storage_offset() == 3
+    assert base.as_strided((2,), (2,)).storage_offset() == 3
+    assert base.as_strided((2,), (2,), 0).storage_offset() == 0
+    np.testing.assert_array_equal(np.asarray(base.as_strided((3,), (4,))), [3, 7, 11])
+
+
+def test_jit_does_not_retrace_for_equal_layouts():
+    f = jax.jit(chex.assert_max_traces(n=1)(lambda x: x.t().contiguous().storage))
+    for k in range(3):
+        x = StridedArray(jnp.arange(20.0) + k, Layout((2, 3), (3, 1), 4))
+        f(x)
+    chex.clear_trace_counter()
+
+
+def test_jit_retraces_when_strides_change():
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(x.layout)
+        return x.contiguous().storage
+
+    storage = jnp.arange(20.0)
+    f(StridedArray(storage, Layout((2, 3), (3, 1))))
+    f(StridedArray(storage, Layout((2, 3), (3, 1))))
+    f(StridedArray(storage, Layout((2, 3), (1, 2))))
+    assert len(traces) == 2
+
+
+def test_dynamic_offset_moves_window_without_retrace():
+    storage = jnp.arange(32.0)
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def window(offset):
+        return jnp.asarray(StridedArray(storage, Layout((2, 3), (4, 1), offset)))
+
+    for k in (0, 3, 9):
+        np.testing.assert_array_equal(np.asarray(window(jnp.int32(k))),
+                                      fs.oracle.materialize(np.arange(32.0), Layout((2, 3), (4, 1), k)))
+    # Out-of-range elements of a traced offset read as the fill value (NaN for floats).
+    out = np.asarray(window(jnp.int32(28)))
+    assert np.isnan(out[1]).all() and np.array_equal(out[0], [28.0, 29.0, 30.0])
+    chex.clear_trace_counter()
+
+
+def test_concrete_dynamic_offset_is_bounds_checked():
+    with pytest.raises(StorageError, match="require a storage of 42 elements"):
+        StridedArray(jnp.arange(32.0), Layout((2, 3), (4, 1), jnp.int32(35)))
+
+
+def test_vmap_over_storages():
+    layout = Layout((3, 2), (1, 4), 1)
+    batch = jnp.arange(60.0).reshape(5, 12)
+    out = jax.vmap(lambda s: StridedArray(s, layout).contiguous().storage)(batch)
+    expected = np.stack([fs.oracle.materialize(np.asarray(b), layout).reshape(-1) for b in batch])
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    # vmap of a function taking a StridedArray: the storage leaf is mapped.
+    xs = StridedArray._wrap(batch, layout)
+    out2 = jax.vmap(lambda x: jnp.asarray(x.t()))(xs)
+    np.testing.assert_array_equal(np.asarray(out2), expected.reshape(5, 3, 2).transpose(0, 2, 1))
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [Layout((3, 4), (1, 1), 0), Layout((4, 3), (0, 2), 1), Layout((2, 3), (1, 2), 2), Layout((5,), (2,), 0)],
+    ids=["windows", "expanded", "transposed", "strided"],
+)
+def test_grad_through_contiguous(layout):
+    storage = jnp.linspace(-1.0, 1.0, 12)
+
+    def f(s):
+        return jnp.sum(jnp.sin(jnp.asarray(StridedArray(s, layout).contiguous())) ** 2)
+
+    check_grads(f, (storage,), order=2, modes=("fwd", "rev"))
+    # The gradient counts how often each storage slot is read (gather transpose accumulates).
+    g = jax.grad(lambda s: jnp.sum(jnp.asarray(StridedArray(s, layout))))(storage)
+    counts = np.bincount(fs.oracle.element_indices(layout), minlength=12)
+    np.testing.assert_array_equal(np.asarray(g), counts.astype(np.float32))
+
+
+def test_grad_matches_torch_as_strided_backward():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    weights = np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(4, 3)
+    t = torch.arange(10.0, requires_grad=True)
+    (torch.as_strided(t, (4, 3), (2, 1), 1) * torch.from_numpy(weights)).sum().backward()
+    g = jax.grad(lambda s: jnp.sum(jnp.asarray(fs.as_strided(s, (4, 3), (2, 1), 1)) * weights))(
+        jnp.arange(10.0))
+    np.testing.assert_allclose(np.asarray(g), t.grad.numpy(), rtol=1e-6)
+
+
+def test_eager_materialize_compiles_once_per_shape():
+    storage = jnp.arange(200.0)
+    rng = np.random.default_rng(1)
+    from functional_strides import lowering
+
+    before = lowering._eager_gather._cache_size()
+    for _ in range(100):
+        strides = tuple(int(v) for v in rng.integers(1, 9, 2))
+        offset = int(rng.integers(0, 40))
+        np.asarray(fs.as_strided(storage, (8, 8), strides, offset).t())
+    assert lowering._eager_gather._cache_size() - before <= 1
+
+
+def test_int32_overflow_without_x64_is_a_clear_error():
+    from functional_strides import lowering
+
+    big = Layout((2,), (2**31,), 0)
+    with pytest.raises(StorageError, match=re.escape("past int32's 2147483647")):
+        lowering.index_dtype(big, 10)
