@@ -1,0 +1,460 @@
+"""``python -m functional_strides demo``: strided views on real data, checked and timed.
+
+Data (bundled with matplotlib, read through ``matplotlib.cbook.get_sample_data``):
+
+* ``grace_hopper.jpg``: an RGB photo 512 pixels wide and 600 high, loaded with Pillow as
+  float32 in [0, 1] and stored channels-first: the storage is the row-major flattening of
+  a (C, H, W) = (3, 600, 512) array.
+* ``membrane.dat``: a recorded membrane-potential trace, 12000 little-endian float32
+  samples (48000 bytes, no header), sampled every 0.5 ms (2 kHz), as matplotlib's own
+  examples read it (``np.fromfile(f, np.float32)``). Values are kept as stored.
+
+Each task builds a chain of view steps with the library's own API, runs it under
+``jax.jit``, and checks the result against an independent reference:
+
+* ``patches``: ViT-style patch extraction, ``[num_patches, C*P*P]`` with P = 16;
+* ``conv2d``: a 2-D convolution as im2col (``as_strided`` windows, then a matmul),
+  against ``lax.conv_general_dilated``;
+* ``spectrogram``: overlapping frames with ``unfold``, a Hann window and ``rfft``,
+  against NumPy's ``sliding_window_view`` and ``np.fft.rfft``.
+
+A task is a function ``(DemoData) -> TaskResult``; :data:`TASKS` lists them in order and
+:func:`format_table` prints one row per result. :func:`run` is the command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from . import oracle
+from .layout import Layout
+from .lowering import materialize
+from .strided import StridedArray, from_array, shares_storage
+
+__all__ = [
+    "TASKS", "Chain", "DemoData", "Step", "TaskResult", "conv2d_task", "format_table",
+    "load_data", "patches_task", "run", "spectrogram_task",
+]
+
+PATCH = 16                      # ViT patch size P, in pixels
+CONV_OUT, CONV_K = 8, 5         # conv2d: output channels and kernel size (pixels)
+N_FFT, HOP = 256, 64            # spectrogram: frame length and hop, in samples
+SAMPLE_RATE = 2000.0            # membrane.dat: one sample every 0.5 ms
+RUNS = 5                        # run time is the median of this many calls
+
+# Pass when max abs error <= tolerance. Patches are a pure gather: exact. The conv sums
+# C*K*K = 75 float32 products of O(1) values in two different orders (matmul vs XLA conv,
+# both at Precision.HIGHEST), so ~1e-6 is expected; 1e-4 leaves margin. The spectrogram
+# compares float32 rfft magnitudes against float64 NumPy; its bound is relative to the
+# largest magnitude (|X| reaches ~90 here, float32 FFT error ~ eps * log2(N_FFT) * max).
+TOLERANCES = {"patches": 0.0, "conv2d": 1e-4, "spectrogram_rel": 1e-5}
+
+
+# -- data ------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DemoData:
+    """Inputs of every task.
+
+    Attributes:
+      photo: float32 (C, H, W) = (3, 600, 512) in [0, 1], C-contiguous (channels-first).
+      signal: float32 (12000,) membrane trace, raw values.
+      sample_rate: samples per second of ``signal`` (Hz).
+    """
+
+    photo: np.ndarray
+    signal: np.ndarray
+    sample_rate: float
+
+
+def load_data() -> DemoData:
+    """Read ``grace_hopper.jpg`` and ``membrane.dat`` from matplotlib's sample data.
+
+    Raises:
+      ImportError: matplotlib or Pillow is missing (``pip install functional_strides[demo]``).
+    """
+    from matplotlib import cbook
+    from PIL import Image
+
+    with cbook.get_sample_data("grace_hopper.jpg") as f, Image.open(f) as img:
+        hwc = np.asarray(img.convert("RGB"), dtype=np.float32) / np.float32(255.0)
+    photo = np.ascontiguousarray(hwc.transpose(2, 0, 1))
+    signal = np.fromfile(cbook.get_sample_data("membrane.dat", asfileobj=False), dtype="<f4")
+    return DemoData(photo=photo, signal=signal.astype(np.float32), sample_rate=SAMPLE_RATE)
+
+
+# -- recording a chain of steps --------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One step of a chain: ``op`` with its arguments, and what it cost.
+
+    ``kind`` is ``"view"`` (the result shares its input's storage: metadata only),
+    ``"copy"`` (new storage holding the same elements) or ``"compute"`` (arithmetic).
+    ``layout`` is the result's layout (strides and offset in elements)."""
+
+    op: str
+    args: str
+    kind: str
+    layout: Layout
+
+
+class Chain:
+    """Applies ``StridedArray`` methods and records each as a :class:`Step`.
+
+    Steps are recorded while a function is traced (once per compile), so a chain built
+    under ``jax.jit`` describes the compiled program.
+
+    Example:
+      >>> chain = Chain()
+      >>> x = chain(from_array(jnp.arange(6.0)), "view", (2, 3))
+      >>> y = chain(chain(x, "t"), "reshape", (6,))
+      >>> chain.describe()
+      'view(view) → t(view) → reshape(copy)'
+      >>> str(chain.last_view())
+      '(3,2):(1,3)+0'
+    """
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def __call__(self, x: StridedArray, op: str, *args: Any) -> StridedArray:
+        """``getattr(x, op)(*args)``, recorded as a view when storage is shared, else a copy."""
+        y = getattr(x, op)(*args)
+        kind = "view" if shares_storage(x, y) else "copy"
+        self.steps.append(Step(op, _fmt_args(args), kind, y.layout))
+        return y
+
+    def compute(self, op: str, fn: Callable[..., jax.Array], *args: Any) -> StridedArray:
+        """``fn(*args)`` (dense arrays), recorded as a compute step, as a contiguous view."""
+        out = from_array(fn(*args))
+        self.steps.append(Step(op, "", "compute", out.layout))
+        return out
+
+    def describe(self, arrow: str = "→") -> str:
+        """``"narrow(view) → view(view) → permute(view) → reshape(copy)"``."""
+        return f" {arrow} ".join(f"{s.op}({s.kind})" for s in self.steps)
+
+    def last_view(self) -> Layout:
+        """Layout of the last view step (what the first copy after it reads)."""
+        return next(s.layout for s in reversed(self.steps) if s.kind == "view")
+
+
+def _fmt_args(args: Sequence[Any]) -> str:
+    return ", ".join(str(tuple(a)) if isinstance(a, (tuple, list)) else str(a) for a in args)
+
+
+def dense(x: StridedArray) -> jax.Array:
+    """Materialise ``x`` (a slice + reshape when contiguous)."""
+    return materialize(x.storage, x.layout)
+
+
+# -- timing and results ----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TaskResult:
+    """Outcome of one task.
+
+    Attributes:
+      name: task name (table row). chain: the recorded steps.
+      reference: what the result was checked against.
+      max_abs_error: ``max |result - reference|`` (float64). tolerance: pass bound.
+      compile_s: seconds for ``jax.jit(f).lower(*args).compile()`` (tracing included).
+      run_s: median seconds of ``RUNS`` calls of the compiled function.
+      output: the result as NumPy (for plots); shape: its shape.
+    """
+
+    name: str
+    chain: Chain
+    reference: str
+    max_abs_error: float
+    tolerance: float
+    compile_s: float
+    run_s: float
+    output: np.ndarray
+
+    @property
+    def passed(self) -> bool:
+        """``max_abs_error <= tolerance`` (False for NaN)."""
+        return bool(self.max_abs_error <= self.tolerance)
+
+
+def compile_and_time(fn: Callable[..., Any], *args: Any) -> tuple[np.ndarray, float, float]:
+    """Compile ``jax.jit(fn)`` for ``args`` and time it: ``(output, compile_s, run_s)``."""
+    t0 = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    times = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t0)
+    return np.asarray(out), compile_s, statistics.median(times)
+
+
+def max_abs_error(result: np.ndarray, reference: np.ndarray) -> float:
+    """``max |result - reference|`` in float64; ``inf`` when the shapes differ.
+
+    Example:
+      >>> max_abs_error(np.ones(3, np.float32), np.array([1.0, 1.5, 0.75]))
+      0.5
+    """
+    if result.shape != reference.shape:
+        return math.inf
+    if result.size == 0:
+        return 0.0
+    return float(np.max(np.abs(result.astype(np.float64) - reference.astype(np.float64))))
+
+
+# -- task 1: ViT patches ---------------------------------------------------------------------
+def patchify(storage: jax.Array, *, chw: tuple[int, int, int], patch: int, chain: Chain) -> jax.Array:
+    """``[num_patches, C*P*P]`` patches of a channels-first image held in 1-D ``storage``.
+
+    H and W are centre-cropped to multiples of ``patch`` with ``narrow``; patches are in
+    row-major order of the patch grid, each flattened as (C, P, P) (the ViT convention)."""
+    c, h, w = chw
+    hp, wp = h // patch, w // patch
+    x = chain(from_array(storage), "view", (c, h, w))
+    for dim, n in ((1, h), (2, w)):
+        if n % patch:
+            x = chain(x, "narrow", dim, (n % patch) // 2, n - n % patch)
+    x = chain(x, "view", (c, hp, patch, wp, patch))
+    x = chain(x, "permute", (1, 3, 0, 2, 4))
+    x = chain(x, "reshape", (hp * wp, c * patch * patch))
+    return dense(x)
+
+
+def patches_reference(photo: np.ndarray, patch: int) -> np.ndarray:
+    """NumPy spelling of :func:`patchify` from array ops (crop, reshape, transpose)."""
+    c, h, w = photo.shape
+    top, left = (h % patch) // 2, (w % patch) // 2
+    hp, wp = h // patch, w // patch
+    crop = photo[:, top:top + hp * patch, left:left + wp * patch]
+    grid = crop.reshape(c, hp, patch, wp, patch).transpose(1, 3, 0, 2, 4)
+    return grid.reshape(hp * wp, c * patch * patch)
+
+
+def patches_task(data: DemoData) -> TaskResult:
+    """ViT patch extraction of the photo, checked against ``oracle.materialize`` of the
+    permuted view's layout and against :func:`patches_reference` (exact match required)."""
+    chain = Chain()
+    storage = data.photo.reshape(-1)
+    fn = functools.partial(patchify, chw=data.photo.shape, patch=PATCH, chain=chain)
+    out, compile_s, run_s = compile_and_time(fn, jnp.asarray(storage))
+    from_oracle = oracle.materialize(storage, chain.last_view()).reshape(out.shape)
+    err = max(max_abs_error(out, from_oracle), max_abs_error(out, patches_reference(data.photo, PATCH)))
+    return TaskResult("patches", chain, "oracle.materialize + NumPy", err, TOLERANCES["patches"],
+                      compile_s, run_s, out)
+
+
+# -- task 2: conv2d as im2col ----------------------------------------------------------------
+def conv2d_im2col(storage: jax.Array, weights: jax.Array, *, chw: tuple[int, int, int],
+                  chain: Chain) -> jax.Array:
+    """'VALID' cross-correlation (O, H-K+1, W-K+1) of a (C, H, W) image in ``storage`` with
+    (O, C, K, K) ``weights``, stride 1: overlapping ``as_strided`` windows, then a matmul."""
+    c, h, w = chw
+    o, _, k, _ = weights.shape
+    ho, wo = h - k + 1, w - k + 1
+    x = from_array(storage)
+    cols = chain(x, "as_strided", (ho, wo, c, k, k), (w, 1, h * w, w, 1), 0)
+    cols = chain(cols, "reshape", (ho * wo, c * k * k))
+    kernel = weights.reshape(o, c * k * k).T
+    y = chain.compute("matmul", functools.partial(jnp.matmul, precision=lax.Precision.HIGHEST),
+                      dense(cols), kernel)
+    y = chain(y, "view", (ho, wo, o))
+    y = chain(y, "permute", (2, 0, 1))
+    y = chain(y, "contiguous")
+    return dense(y)
+
+
+def conv_reference(photo: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """XLA's own convolution (``lax.conv_general_dilated``, NCHW/OIHW, VALID, HIGHEST)."""
+    out = lax.conv_general_dilated(jnp.asarray(photo)[None], jnp.asarray(weights), (1, 1), "VALID",
+                                   dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                   precision=lax.Precision.HIGHEST)
+    return np.asarray(out[0])
+
+
+def conv_weights(channels: int) -> np.ndarray:
+    """Fixed (CONV_OUT, channels, CONV_K, CONV_K) float32 filters, variance 1/fan_in."""
+    rng = np.random.default_rng(0)
+    fan_in = channels * CONV_K * CONV_K
+    w = rng.standard_normal((CONV_OUT, channels, CONV_K, CONV_K)) / math.sqrt(fan_in)
+    return w.astype(np.float32)
+
+
+def conv2d_task(data: DemoData) -> TaskResult:
+    """im2col convolution of the photo, checked against ``lax.conv_general_dilated``."""
+    chain = Chain()
+    weights = conv_weights(data.photo.shape[0])
+    fn = functools.partial(conv2d_im2col, chw=data.photo.shape, chain=chain)
+    out, compile_s, run_s = compile_and_time(fn, jnp.asarray(data.photo.reshape(-1)),
+                                             jnp.asarray(weights))
+    err = max_abs_error(out, conv_reference(data.photo, weights))
+    return TaskResult("conv2d", chain, "lax.conv_general_dilated", err, TOLERANCES["conv2d"],
+                      compile_s, run_s, out)
+
+
+# -- task 3: spectrogram ---------------------------------------------------------------------
+def hann(n: int) -> jax.Array:
+    """Periodic Hann window of ``n`` samples, ``0.5 - 0.5 cos(2 pi k / n)`` (float32),
+    as ``torch.hann_window(n)`` and ``scipy.signal.get_window("hann", n)``."""
+    k = jnp.arange(n, dtype=jnp.float32)
+    return 0.5 - 0.5 * jnp.cos(2.0 * jnp.pi * k / n)
+
+
+def spectrogram(signal: jax.Array, *, n_fft: int, hop: int, chain: Chain) -> jax.Array:
+    """Magnitude spectrogram ``|rfft(frame * hann)|``, shape
+    ``((len(signal) - n_fft) // hop + 1, n_fft // 2 + 1)`` (frames x frequency bins)."""
+    frames = chain(from_array(signal), "unfold", 0, n_fft, hop)
+    frames = chain(frames, "contiguous")
+    window = hann(n_fft)[None, :]
+    x = chain.compute("hann", jnp.multiply, dense(frames), window)
+    x = chain.compute("rfft", functools.partial(jnp.fft.rfft, axis=-1), dense(x))
+    x = chain.compute("abs", jnp.abs, dense(x))
+    return dense(x)
+
+
+def spectrogram_reference(signal: np.ndarray, n_fft: int, hop: int) -> np.ndarray:
+    """NumPy float64 spelling: ``sliding_window_view(...)[::hop]``, ``np.hanning(n+1)[:-1]``
+    (the periodic Hann window), ``np.fft.rfft``, ``np.abs``."""
+    frames = np.lib.stride_tricks.sliding_window_view(signal.astype(np.float64), n_fft)[::hop]
+    window = np.hanning(n_fft + 1)[:-1]
+    return np.abs(np.fft.rfft(frames * window[None, :], axis=-1))
+
+
+def spectrogram_task(data: DemoData) -> TaskResult:
+    """Spectrogram of the membrane trace, checked against NumPy in float64."""
+    chain = Chain()
+    fn = functools.partial(spectrogram, n_fft=N_FFT, hop=HOP, chain=chain)
+    out, compile_s, run_s = compile_and_time(fn, jnp.asarray(data.signal))
+    ref = spectrogram_reference(data.signal, N_FFT, HOP)
+    tol = TOLERANCES["spectrogram_rel"] * float(np.max(np.abs(ref)))
+    return TaskResult("spectrogram", chain, "NumPy sliding_window_view + rfft",
+                      max_abs_error(out, ref), tol, compile_s, run_s, out)
+
+
+TASKS: list[Callable[[DemoData], TaskResult]] = [patches_task, conv2d_task, spectrogram_task]
+
+
+# -- output ----------------------------------------------------------------------------------
+def _arrow(stream: Any) -> str:
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "→".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return "->"
+    return "→"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def format_table(results: Sequence[TaskResult], arrow: str = "→") -> str:
+    """One row per task: name, chain (each step a view, copy or compute), max abs error,
+    tolerance, compile time, run time and PASS/FAIL."""
+    header = ("task", "chain of ops", "max abs err", "tolerance", "compile", "run", "check")
+    rows = [header] + [
+        (r.name, r.chain.describe(arrow), f"{r.max_abs_error:.2e}", f"{r.tolerance:.1e}",
+         _ms(r.compile_s), _ms(r.run_s), "PASS" if r.passed else "FAIL")
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(wd) for cell, wd in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * wd for wd in widths))
+    return "\n".join(lines)
+
+
+def format_steps(result: TaskResult) -> str:
+    """Each step of a task with its arguments and result layout (shape):(strides)+offset."""
+    calls = [f"{s.op}({s.args})" for s in result.chain.steps]
+    width = max(map(len, calls), default=0)
+    lines = [f"{result.name} (checked against {result.reference}):"]
+    for call, s in zip(calls, result.chain.steps, strict=True):
+        lines.append(f"  {call:<{width}}  {s.kind:<7}  {s.layout}")
+    return "\n".join(lines)
+
+
+def save_patches_png(patches: np.ndarray, chw: tuple[int, int, int], path: Path) -> None:
+    """Patch grid (``[num_patches, C*P*P]``, row-major over the grid) as a PNG, each patch
+    drawn apart from its neighbours by a 2-pixel white gutter."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    c, h, w = chw
+    hp, wp, gap = h // PATCH, w // PATCH, 2
+    tiles = patches.reshape(hp, wp, c, PATCH, PATCH).transpose(0, 3, 1, 4, 2)  # hp,P,wp,P,C
+    canvas = np.ones((hp, PATCH + gap, wp, PATCH + gap, c), dtype=np.float32)
+    canvas[:, :PATCH, :, :PATCH] = tiles
+    image = canvas.reshape(hp * (PATCH + gap), wp * (PATCH + gap), c)
+    fig = Figure(figsize=(image.shape[1] / 100, image.shape[0] / 100 + 0.4), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, image.shape[0] / (image.shape[0] + 40)))
+    ax.imshow(np.clip(image, 0.0, 1.0), interpolation="nearest")
+    ax.set_axis_off()
+    fig.suptitle(f"{hp * wp} patches of {c}x{PATCH}x{PATCH}", y=0.99)
+    fig.savefig(path)
+
+
+def save_spectrogram_png(magnitude: np.ndarray, sample_rate: float, path: Path) -> None:
+    """Spectrogram (frames x bins magnitudes) in dB as a PNG; time in s, frequency in Hz."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    n_frames, n_bins = magnitude.shape
+    db = 20.0 * np.log10(np.maximum(magnitude, 1e-6))
+    t_end = ((n_frames - 1) * HOP + N_FFT) / sample_rate
+    fig = Figure(figsize=(8, 4), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    im = ax.imshow(db.T, origin="lower", aspect="auto", cmap="magma",
+                   extent=(0.0, t_end, 0.0, sample_rate / 2))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("frequency (Hz)")
+    ax.set_title(f"membrane.dat: |rfft| of {N_FFT}-sample Hann frames, hop {HOP}")
+    fig.colorbar(im, ax=ax, label="dB")
+    fig.savefig(path)
+
+
+def run(out: str | Path | None = None, stream: Any = None) -> int:
+    """Run every task in :data:`TASKS`, print the table, optionally save PNGs to ``out``.
+
+    Returns:
+      0 when every check passes, 1 otherwise.
+    Raises:
+      ImportError: matplotlib or Pillow is missing."""
+    stream = sys.stdout if stream is None else stream
+    data = load_data()
+    print(f"backend: {jax.default_backend()} ({jax.devices()[0].device_kind})", file=stream)
+    print(f"photo: grace_hopper.jpg -> storage of {data.photo.size} float32, (C,H,W) = "
+          f"{data.photo.shape}", file=stream)
+    print(f"signal: membrane.dat -> {data.signal.size} float32 samples at "
+          f"{data.sample_rate:g} Hz", file=stream)
+    results = [task(data) for task in TASKS]
+    print(file=stream)
+    print(format_table(results, _arrow(stream)), file=stream)
+    print(file=stream)
+    for r in results:
+        print(format_steps(r), file=stream)
+    if out is not None:
+        out_dir = Path(out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        by_name = {r.name: r for r in results}
+        save_patches_png(by_name["patches"].output, data.photo.shape, out_dir / "patches.png")
+        save_spectrogram_png(by_name["spectrogram"].output, data.sample_rate,
+                             out_dir / "spectrogram.png")
+        print(f"\nsaved {out_dir / 'patches.png'} and {out_dir / 'spectrogram.png'}", file=stream)
+    failed = [r.name for r in results if not r.passed]
+    print(f"\n{'FAILED: ' + ', '.join(failed) if failed else 'all checks passed'}", file=stream)
+    return 1 if failed else 0
