@@ -18,7 +18,11 @@ from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import materialize as materialize
 from .ops import T as T
+from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
+from .ops import diagonal_scatter as diagonal_scatter
+from .ops import select_scatter as select_scatter
+from .ops import slice_scatter as slice_scatter
 from .ops import chunk as chunk
 from .ops import contiguous as contiguous
 from .ops import diagonal as diagonal
@@ -43,14 +47,15 @@ from .ops import view as view
 from .strided import StridedArray as StridedArray
 from .strided import as_strided as as_strided
 from .strided import from_array as from_array
+from .strided import overlaps as overlaps
 from .strided import shares_storage as shares_storage
 
 __version__ = "0.1.0"
 
 __all__ = sorted([
     "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
-    "T", "ViewError", "as_strided", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
+    "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
     "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
-    "narrow", "oracle", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
+    "narrow", "oracle", "overlaps", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
     "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views",
 ])

@@ -242,6 +242,33 @@ class Layout:
         pairs = sorted(zip(self.strides, self.shape), reverse=True)
         return _check_dense(tuple(n for _, n in pairs), tuple(s for s, _ in pairs))
 
+    def has_internal_overlap(self) -> bool:
+        """True when two elements address the same storage index. Exact for every layout.
+
+        Example:
+          >>> Layout((4, 3), (1, 1)).has_internal_overlap(), Layout((3, 4), (4, 1)).has_internal_overlap()
+          (True, False)
+
+        Semantics: ``torch._debug_has_internal_overlap`` without its "too hard" answer;
+        :func:`functional_strides.overlap.internal_overlap_witness` names a colliding pair."""
+        from .overlap import has_internal_overlap
+
+        return has_internal_overlap(self)
+
+    def overlaps(self, other: Layout) -> bool:
+        """True when this layout and ``other`` (over the same storage) share a storage index.
+
+        Raises:
+          LayoutError: an offset is traced (overlap needs int offsets).
+        Example:
+          >>> Layout((4,), (1,), 0).overlaps(Layout((4,), (1,), 3))
+          True
+
+        Semantics: ``numpy.shares_memory`` for two views of one buffer (exact)."""
+        from .overlap import overlaps
+
+        return overlaps(self, other)
+
     def __call__(self, *coords: int) -> Any:
         """Storage index of the element at ``coords`` (one int per dim, ``0 <= i < n``).
 

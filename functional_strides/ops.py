@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import views
+from .errors import LayoutError
 from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
-    "T", "as_strided", "broadcast_to", "chunk", "contiguous", "diagonal", "expand",
+    "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "diagonal", "expand",
     "expand_as", "flatten", "movedim", "mT", "narrow", "permute", "reshape", "select",
     "split", "squeeze", "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view",
 ]
@@ -132,3 +134,85 @@ def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
 def contiguous(x: Any, /) -> StridedArray:
     """``x.contiguous()``. Semantics: ``torch.Tensor.contiguous``."""
     return from_array(x).contiguous()
+
+
+def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:
+    src_shape = tuple(getattr(src, "shape", ()))
+    if src_shape != target.shape:
+        raise LayoutError(
+            f"{op}: expected src to have a size equal to the slice of input: src shape {src_shape}, "
+            f"slice shape {target.shape} (layout {target.layout}). Give src exactly that shape."
+        )
+
+
+def _scatter_into(input: Any, src: Any, view_of, op: str) -> StridedArray:
+    """Clone ``input`` (PyTorch's preserve-format clone), write ``src`` through
+    ``view_of(clone)`` (shapes must match exactly, as in PyTorch), return the clone."""
+    out = from_array(input).clone()
+    target = view_of(out)
+    _check_src_shape(src, target, op)
+    return out.with_storage(target.set(src, overlap="last").storage)
+
+
+def as_strided_scatter(input: Any, src: Any, size: Sequence[int], stride: Sequence[int],
+                       storage_offset: int | None = None) -> StridedArray:
+    """``input`` with the elements of ``input.as_strided(size, stride, storage_offset)``
+    replaced by ``src`` (whose shape must equal ``size``).
+
+    ``size``/``stride``/``storage_offset`` address ``input``'s underlying storage (in
+    elements; ``None`` is ``input``'s own offset), as ``as_strided`` does; the result has
+    ``input``'s layout over the written storage, so slots the write reaches outside
+    ``input``'s own elements are not visible in it. Where several elements of ``src``
+    address one slot, the last in row-major order of ``src`` wins (PyTorch's CPU loop order
+    for most layouts; PyTorch refuses stride-0 destinations, this function defines them).
+
+    Raises:
+      LayoutError: ``src`` shape differs from ``size``, bad size/stride/offset;
+      StorageError: the view runs past the end of ``input``'s storage.
+    Example:
+      >>> import jax.numpy as jnp, numpy as np
+      >>> np.asarray(as_strided_scatter(jnp.zeros((2, 2)), jnp.ones(2), (2,), (3,))).tolist()
+      [[1.0, 0.0], [0.0, 1.0]]
+
+    Semantics: ``torch.as_strided_scatter``."""
+    x = from_array(input)
+    target = x.as_strided(size, stride, storage_offset)
+    _check_src_shape(src, target, "as_strided_scatter")
+    return x.with_storage(target.set(src, overlap="last").storage)
+
+
+def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,
+                  end: int | None = None, step: int = 1) -> StridedArray:
+    """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``.
+
+    Raises:
+      LayoutError: ``step < 1`` or ``src`` shape differs from the slice's;
+      OutOfRangeError: ``dim`` out of range.
+
+    Semantics: ``torch.slice_scatter``."""
+    def view_of(c: StridedArray) -> StridedArray:
+        d = views.canonical_dim(dim, c.ndim, op="slice_scatter")
+        return c[(slice(None),) * d + (slice(start, end, step),)]
+
+    return _scatter_into(input, src, view_of, "slice_scatter")
+
+
+def select_scatter(input: Any, src: Any, dim: int, index: int) -> StridedArray:
+    """``input`` with ``input.select(dim, index)`` replaced by ``src``.
+
+    Raises:
+      OutOfRangeError: ``dim``/``index`` out of range; LayoutError: ``src`` shape mismatch.
+
+    Semantics: ``torch.select_scatter``."""
+    return _scatter_into(input, src, lambda c: c.select(dim, index), "select_scatter")
+
+
+def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> StridedArray:
+    """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``.
+
+    Raises:
+      OutOfRangeError: a dim out of range; LayoutError: ``dim1 == dim2`` or ``src`` shape
+      mismatch.
+
+    Semantics: ``torch.diagonal_scatter``."""
+    return _scatter_into(input, src, lambda c: c.diagonal(offset, dim1, dim2), "diagonal_scatter")

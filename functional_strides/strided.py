@@ -14,11 +14,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import views
-from .errors import OutOfRangeError, StorageError
+from .errors import LayoutError, OutOfRangeError, StorageError
 from .layout import Layout, is_static_offset
 from .lowering import is_traced, materialize
+from .scatter import write
 
-__all__ = ["StridedArray", "as_strided", "from_array", "shares_storage"]
+__all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]
 
 
 def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
@@ -187,6 +188,76 @@ class StridedArray:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.asarray(materialize(self.storage, self.layout))
         return out if dtype is None else out.astype(dtype)
+
+    def clone(self) -> StridedArray:
+        """A copy over fresh storage of ``numel`` elements, offset 0. Strides are kept when the
+        layout is non-overlapping and dense (PyTorch's ``memory_format=torch.preserve_format``),
+        else row-major.
+
+        Semantics: ``torch.Tensor.clone``."""
+        lay = self.layout
+        if lay.is_non_overlapping_and_dense() and not lay.is_empty:
+            order = sorted(range(lay.ndim), key=lambda d: (-lay.strides[d], d))
+            dense = materialize(self.storage, views.permute(lay, order))
+            return StridedArray._wrap(dense.reshape(-1), Layout(lay.shape, lay.strides, 0))
+        dense = materialize(self.storage, lay)
+        return StridedArray._wrap(dense.reshape(-1), Layout.contiguous(self.shape))
+
+    # -- functional writes ----------------------------------------------------------------
+    def with_storage(self, storage: Any) -> StridedArray:
+        """The same layout over another storage, e.g. ``base.with_storage(w.storage)`` to see
+        a write made through another view ``w`` of the same storage.
+
+        Raises:
+          StorageError: ``storage`` is not 1-D or is shorter than the layout's
+            ``required_storage_size``."""
+        return StridedArray(storage, self.layout)
+
+    def _write(self, src: Any, mode: str, overlap: str = "error") -> StridedArray:
+        return StridedArray._wrap(write(self.storage, self.layout, src, mode=mode, overlap=overlap, op=mode),
+                                  self.layout)
+
+    def set(self, src: Any, *, overlap: str = "error") -> StridedArray:
+        """This view over new storage in which its elements are replaced by ``src``.
+
+        ``src`` broadcasts to ``self.shape`` and is cast to the storage dtype (jnp ``.at[]``
+        rules). Storage slots outside the view keep their values; other views of the old
+        storage see the write when rebuilt with ``with_storage(result.storage)``.
+
+        Args:
+          src: values, broadcastable to ``self.shape``.
+          overlap: ``"error"`` (default) refuses a view whose elements share storage slots;
+            ``"last"`` keeps, per slot, the element last in row-major order.
+        Raises:
+          OverlapError: internal overlap with ``overlap="error"`` (names two colliding
+            coordinates). LayoutError: ``src`` shape or dtype does not fit.
+        Example:
+          >>> import jax.numpy as jnp
+          >>> base = from_array(jnp.zeros((2, 3)))
+          >>> w = base[:, 1].set(7.0)
+          >>> base.with_storage(w.storage).storage.tolist()
+          [0.0, 7.0, 0.0, 0.0, 7.0, 0.0]
+
+        Semantics: ``view.copy_(src)`` in PyTorch, functionalized (``as_strided_scatter``)."""
+        return self._write(src, "set", overlap)
+
+    def add(self, src: Any) -> StridedArray:
+        """Like :meth:`set` but adds ``src``; overlapping elements accumulate (overlap-add).
+
+        Semantics: ``view.add_(src)`` functionalized; ``x.at[idx].add`` in jnp."""
+        return self._write(src, "add")
+
+    def mul(self, src: Any) -> StridedArray:
+        """Like :meth:`set` but multiplies by ``src`` (every contribution). Semantics: ``.at[].mul``."""
+        return self._write(src, "mul")
+
+    def min(self, src: Any) -> StridedArray:
+        """Like :meth:`set` but keeps the minimum (every contribution). Semantics: ``.at[].min``."""
+        return self._write(src, "min")
+
+    def max(self, src: Any) -> StridedArray:
+        """Like :meth:`set` but keeps the maximum (every contribution). Semantics: ``.at[].max``."""
+        return self._write(src, "max")
 
     # -- view ops (metadata only) ---------------------------------------------------------
     def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
@@ -366,3 +437,27 @@ def shares_storage(a: StridedArray, b: StridedArray) -> bool:
 
     Semantics: comparing ``untyped_storage().data_ptr()`` of two torch tensors."""
     return isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage
+
+
+def overlaps(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` share a storage element.
+
+    ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
+    two :class:`Layout` over one storage. Exact (see ``functional_strides.overlap``).
+
+    Raises:
+      LayoutError: an offset is traced.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> frames = from_array(jnp.arange(10.0)).unfold(0, 4, 2)
+      >>> overlaps(frames[0], frames[1]), overlaps(frames[0], frames[2])
+      (True, False)
+
+    Semantics: ``numpy.shares_memory(a, b)``; PyTorch's ``get_overlap_status`` without
+    "too hard"."""
+    if isinstance(a, StridedArray) and isinstance(b, StridedArray):
+        return shares_storage(a, b) and a.layout.overlaps(b.layout)
+    if isinstance(a, Layout) and isinstance(b, Layout):
+        return a.overlaps(b)
+    raise LayoutError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
+                      f"and {type(b).__name__}).")
