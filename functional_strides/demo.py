@@ -16,7 +16,10 @@ Each task builds a chain of view steps with the library's own API, runs it under
 * ``conv2d``: a 2-D convolution as im2col (``as_strided`` windows, then a matmul),
   against ``lax.conv_general_dilated``;
 * ``spectrogram``: overlapping frames with ``unfold``, a Hann window and ``rfft``,
-  against NumPy's ``sliding_window_view`` and ``np.fft.rfft``.
+  against NumPy's ``sliding_window_view`` and ``np.fft.rfft``;
+* ``reconstruction``: the inverse: ``irfft`` of the frames, the synthesis window, and
+  overlap-add by ``add`` through an ``unfold`` view (normalised by the overlap-added
+  squared window), against the original signal.
 
 A task is a function ``(DemoData) -> TaskResult``; :data:`TASKS` lists them in order and
 :func:`format_table` prints one row per result. :func:`run` is the command.
@@ -46,7 +49,7 @@ from .strided import StridedArray, from_array, shares_storage
 
 __all__ = [
     "TASKS", "Chain", "DemoData", "Step", "TaskResult", "conv2d_task", "format_table",
-    "load_data", "patches_task", "run", "spectrogram_task",
+    "load_data", "patches_task", "reconstruction_task", "run", "spectrogram_task",
 ]
 
 PATCH = 16                      # ViT patch size P, in pixels
@@ -60,7 +63,12 @@ RUNS = 5                        # run time is the median of this many calls
 # both at Precision.HIGHEST), so ~1e-6 is expected; 1e-4 leaves margin. The spectrogram
 # compares float32 rfft magnitudes against float64 NumPy; its bound is relative to the
 # largest magnitude (|X| reaches ~90 here, float32 FFT error ~ eps * log2(N_FFT) * max).
-TOLERANCES = {"patches": 0.0, "conv2d": 1e-4, "spectrogram_rel": 1e-5}
+# The inverse spectrogram (irfft of rfft, windowed overlap-add, divided by the overlap-added
+# squared window) is exact up to float32 FFT rounding; relative to the signal's range it must
+# stay below 1e-5, on the samples whose squared-window sum is at least RECON_COVER of its
+# maximum (near the ends the sum tends to 0 and dividing by it amplifies rounding).
+TOLERANCES = {"patches": 0.0, "conv2d": 1e-4, "spectrogram_rel": 1e-5, "reconstruction_rel": 1e-5}
+RECON_COVER = 0.1
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -101,7 +109,8 @@ class Step:
     """One step of a chain: ``op`` with its arguments, and what it cost.
 
     ``kind`` is ``"view"`` (the result shares its input's storage: metadata only),
-    ``"copy"`` (new storage holding the same elements) or ``"compute"`` (arithmetic).
+    ``"copy"`` (new storage holding the same elements), ``"write"`` (a functional write
+    through a view: new storage) or ``"compute"`` (arithmetic).
     ``layout`` is the result's layout (strides and offset in elements)."""
 
     op: str
@@ -134,6 +143,13 @@ class Chain:
         y = getattr(x, op)(*args)
         kind = "view" if shares_storage(x, y) else "copy"
         self.steps.append(Step(op, _fmt_args(args), kind, y.layout))
+        return y
+
+    def write(self, x: StridedArray, op: str, src: Any) -> StridedArray:
+        """``getattr(x, op)(src)`` for a functional write (``set``/``add``/...): the result is
+        ``x``'s layout over new storage, recorded as a write."""
+        y = getattr(x, op)(src)
+        self.steps.append(Step(op, "", "write", y.layout))
         return y
 
     def compute(self, op: str, fn: Callable[..., jax.Array], *args: Any) -> StridedArray:
@@ -344,7 +360,56 @@ def spectrogram_task(data: DemoData) -> TaskResult:
                       max_abs_error(out, ref), tol, compile_s, run_s, out)
 
 
-TASKS: list[Callable[[DemoData], TaskResult]] = [patches_task, conv2d_task, spectrogram_task]
+# -- task 4: inverse spectrogram by overlap-add ----------------------------------------------
+def istft_overlap_add(signal: jax.Array, *, n_fft: int, hop: int, chain: Chain) -> tuple[jax.Array, jax.Array]:
+    """Frames -> rfft -> irfft -> synthesis window -> overlap-add, then the squared-window sum
+    (also by overlap-add) that normalises it: ``(numerator, window_sum)``, each of the
+    signal's length. ``numerator / window_sum`` is the signal where ``window_sum > 0``.
+
+    The overlap-add is ``add`` through an ``unfold`` view of a zero storage: where frames
+    overlap, every contribution accumulates (the inverse of the framing view)."""
+    n = signal.shape[0]
+    frames = chain(from_array(signal), "unfold", 0, n_fft, hop)
+    frames = chain(frames, "contiguous")
+    window = hann(n_fft)[None, :]
+    spec = chain.compute("hann·rfft", lambda f: jnp.fft.rfft(f * window, axis=-1), dense(frames))
+    back = chain.compute("irfft·hann", lambda z: jnp.fft.irfft(z, n=n_fft, axis=-1) * window, dense(spec))
+    target = chain(from_array(jnp.zeros(n, signal.dtype)), "unfold", 0, n_fft, hop)
+    summed = chain.write(target, "add", dense(back))
+    weight = target.add(jnp.broadcast_to(window * window, target.shape))
+    return summed.storage, weight.storage
+
+
+def reconstruction_task(data: DemoData) -> TaskResult:
+    """Inverse of the spectrogram step: the recorded signal rebuilt from its windowed
+    frames by overlap-add, compared with the original on the covered samples."""
+    chain = Chain()
+    fn = functools.partial(istft_overlap_add, n_fft=N_FFT, hop=HOP, chain=chain)
+    (num, wsum), compile_s, run_s = compile_and_time_pair(fn, jnp.asarray(data.signal))
+    covered = wsum >= RECON_COVER * float(np.max(wsum))
+    rebuilt = np.where(covered, num / np.where(covered, wsum, 1.0), np.nan).astype(np.float32)
+    signal_range = float(np.ptp(data.signal))
+    err = max_abs_error(rebuilt[covered], data.signal[covered])
+    return TaskResult("reconstruction", chain,
+                      f"the original signal ({int(covered.sum())} of {covered.size} samples covered)",
+                      err, TOLERANCES["reconstruction_rel"] * signal_range, compile_s, run_s, rebuilt)
+
+
+def compile_and_time_pair(fn: Callable[..., Any], *args: Any) -> tuple[tuple[np.ndarray, ...], float, float]:
+    """:func:`compile_and_time` for a function returning a tuple of arrays."""
+    t0 = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    times = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t0)
+    return tuple(np.asarray(o) for o in out), compile_s, statistics.median(times)
+
+
+TASKS: list[Callable[[DemoData], TaskResult]] = [patches_task, conv2d_task, spectrogram_task,
+                                                  reconstruction_task]
 
 
 # -- output ----------------------------------------------------------------------------------
@@ -427,6 +492,26 @@ def save_spectrogram_png(magnitude: np.ndarray, sample_rate: float, path: Path) 
     fig.savefig(path)
 
 
+def save_reconstruction_png(signal: np.ndarray, rebuilt: np.ndarray, sample_rate: float, path: Path) -> None:
+    """The recorded signal, its overlap-add reconstruction (NaN where uncovered) and their
+    difference, against time in s, as a PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    t = np.arange(signal.size) / sample_rate
+    fig = Figure(figsize=(8, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(t, signal, lw=0.8, label="recorded")
+    top.plot(t, rebuilt, lw=0.8, ls="--", label="overlap-add reconstruction")
+    top.legend(loc="upper right")
+    top.set_title(f"membrane.dat rebuilt from {N_FFT}-sample Hann frames (hop {HOP})")
+    bottom.plot(t, rebuilt - signal, lw=0.8, color="tab:red")
+    bottom.set_ylabel("difference")
+    bottom.set_xlabel("time (s)")
+    fig.savefig(path)
+
+
 def run(out: str | Path | None = None, stream: Any = None) -> int:
     """Run every task in :data:`TASKS`, print the table, optionally save PNGs to ``out``.
 
@@ -454,7 +539,10 @@ def run(out: str | Path | None = None, stream: Any = None) -> int:
         save_patches_png(by_name["patches"].output, data.photo.shape, out_dir / "patches.png")
         save_spectrogram_png(by_name["spectrogram"].output, data.sample_rate,
                              out_dir / "spectrogram.png")
-        print(f"\nsaved {out_dir / 'patches.png'} and {out_dir / 'spectrogram.png'}", file=stream)
+        save_reconstruction_png(data.signal, by_name["reconstruction"].output, data.sample_rate,
+                                out_dir / "reconstruction.png")
+        names = ", ".join(str(out_dir / n) for n in ("patches.png", "spectrogram.png", "reconstruction.png"))
+        print(f"\nsaved {names}", file=stream)
     failed = [r.name for r in results if not r.passed]
     print(f"\n{'FAILED: ' + ', '.join(failed) if failed else 'all checks passed'}", file=stream)
     return 1 if failed else 0

@@ -22,7 +22,7 @@ from functional_strides import __main__ as cli  # noqa: E402
 from functional_strides import demo  # noqa: E402
 
 REPO = Path(__file__).parents[1]
-TASK_NAMES = ("patches", "conv2d", "spectrogram")
+TASK_NAMES = ("patches", "conv2d", "spectrogram", "reconstruction")
 
 
 def _row(table: str, name: str) -> str:
@@ -55,10 +55,12 @@ def test_demo_passes_and_saves_pngs(tmp_path, capsys):
     assert "all checks passed" in out
     assert ("view(view) → narrow(view) → view(view) → permute(view) → reshape(copy)"
             in _row(out, "patches"))
-    assert _row(out, "conv2d").startswith("conv2d       as_strided(view) → reshape(copy) → matmul")
+    assert re.match(r"conv2d +as_strided\(view\) → reshape\(copy\) → matmul", _row(out, "conv2d"))
     assert "unfold(view) → contiguous(copy)" in _row(out, "spectrogram")
     _assert_png(tmp_path / "figs" / "patches.png", min_side=500)
     _assert_png(tmp_path / "figs" / "spectrogram.png", min_side=300)
+    _assert_png(tmp_path / "figs" / "reconstruction.png", min_side=300)
+    assert "add(write)" in _row(out, "reconstruction")
 
 
 def test_failing_check_exits_nonzero(monkeypatch, capsys):
@@ -171,3 +173,14 @@ def test_arrow_falls_back_to_ascii():
     ascii_stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     assert demo._arrow(ascii_stream) == "->"
     assert demo._arrow(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")) == "→"
+
+
+def test_overlap_add_inverts_framing_on_a_small_signal():
+    signal = np.sin(np.linspace(0.0, 20.0, 400)).astype(np.float32) + 2.0
+    chain = demo.Chain()
+    fn = functools.partial(demo.istft_overlap_add, n_fft=64, hop=16, chain=chain)
+    num, wsum = (np.asarray(a) for a in jax.jit(fn)(jnp.asarray(signal)))
+    covered = wsum >= demo.RECON_COVER * wsum.max()
+    assert covered.sum() > 300
+    np.testing.assert_allclose(num[covered] / wsum[covered], signal[covered], rtol=1e-5)
+    assert [s.kind for s in chain.steps][-2:] == ["view", "write"]
