@@ -1,0 +1,22 @@
+"""Smoke run of the writes benchmark (no timing assertions)."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_writes.py"
+
+
+def test_bench_writes_small_run(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("bench_writes", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "writes.json"
+    assert module.main(["--small", "--repeat", "1", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [r["case"] for r in rows] == [c[0] for c in module.cases(small=True)]
+    for r in rows:
+        for key in ("ours_s", "at_s", "ours_donated_s", "at_donated_s"):
+            assert math.isfinite(r[key]) and r[key] > 0, (key, r)
+    assert "ours/.at[]" in capsys.readouterr().out
