@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from . import _pytree as _pytree  # registers Layout as a pytree
 from . import oracle as oracle
+from . import overlap as overlap
+from . import scatter as scatter
 from . import views as views
 from .errors import LayoutError as LayoutError
 from .errors import OutOfRangeError as OutOfRangeError
@@ -56,6 +58,6 @@ __all__ = sorted([
     "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
     "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
     "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
-    "narrow", "oracle", "overlaps", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
+    "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
     "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views",
 ])

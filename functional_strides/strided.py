@@ -29,8 +29,20 @@ def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     return args
 
 
+def _over_batch(fn: Any, batch_ndim: int) -> Any:
+    """``fn`` mapped (``jax.vmap``) over ``batch_ndim`` leading axes of all its arguments."""
+    for _ in range(batch_ndim):
+        fn = jax.vmap(fn)
+    return fn
+
+
+def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
+    """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
+    return _over_batch(lambda s: materialize(s, layout), storage.ndim - 1)(storage)
+
+
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
-    size = storage.shape[0]
+    size = storage.shape[-1]
     offset = layout.offset
     if not is_static_offset(offset):
         if is_traced(offset):
@@ -58,11 +70,17 @@ class StridedArray:
     offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``.
 
     Args:
-      storage: 1-D JAX or NumPy array of any dtype.
-      layout: a :class:`Layout` that fits in the storage.
+      storage: 1-D JAX or NumPy array of any dtype; with ``batched=True``, an array of shape
+        ``(*batch, N)``: a batch of storages sharing one layout (what ``jax.vmap`` makes of
+        a ``StridedArray`` outside the mapped function).
+      layout: a :class:`Layout` that fits in the storage (in its last axis).
+      batched: allow leading batch axes. Metadata (``shape``, ``stride()``, view ops) then
+        describe one item; materialisation and writes map over ``batch_shape``, so
+        ``jnp.asarray(x).shape == (*x.batch_shape, *x.shape)``. With the batch axes sharded
+        across devices, every item stays on its device.
     Raises:
-      StorageError: storage not 1-D, or the layout addresses past its end (the message
-        gives the required and actual storage sizes).
+      StorageError: storage not 1-D (nor batched), or the layout addresses past its end (the
+        message gives the required and actual storage sizes).
     Example:
       >>> import jax.numpy as jnp
       >>> x = StridedArray(jnp.arange(6), Layout((2, 3), (3, 1)))
@@ -76,16 +94,17 @@ class StridedArray:
     storage: jax.Array
     layout: Layout
 
-    def __init__(self, storage: Any, layout: Layout) -> None:
+    def __init__(self, storage: Any, layout: Layout, *, batched: bool = False) -> None:
         if not isinstance(layout, Layout):
             raise StorageError(f"StridedArray: layout must be a functional_strides.Layout "
                                f"(got {type(layout).__name__}).")
         if not isinstance(storage, jax.Array):
             storage = jnp.asarray(storage)
-        if storage.ndim != 1:
+        if storage.ndim != 1 and not (batched and storage.ndim >= 1):
             raise StorageError(
                 f"StridedArray: storage must be 1-D (got shape {tuple(storage.shape)}); pass "
-                "x.reshape(-1), or use from_array(x) for a contiguous view of an array."
+                "x.reshape(-1), use from_array(x) for a contiguous view of an array, or "
+                "batched=True for a batch of storages of shape (*batch, N)."
             )
         _check_fits(storage, layout, "StridedArray")
         object.__setattr__(self, "storage", storage)
@@ -110,6 +129,11 @@ class StridedArray:
     def shape(self) -> tuple[int, ...]:
         """Extents, a tuple of ints (``torch.Tensor.shape``)."""
         return self.layout.shape
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Leading batch axes of the storage (``()`` for a plain 1-D storage)."""
+        return tuple(self.storage.shape[:-1])
 
     @property
     def ndim(self) -> int:
@@ -165,7 +189,9 @@ class StridedArray:
         return self.layout.shape[0]
 
     def __repr__(self) -> str:
-        return f"StridedArray(layout={self.layout}, dtype={self.dtype}, storage_size={self.storage.shape[-1]})"
+        batch = f", batch_shape={self.batch_shape}" if self.batch_shape else ""
+        return (f"StridedArray(layout={self.layout}, dtype={self.dtype}, "
+                f"storage_size={self.storage.shape[-1]}{batch})")
 
     # -- materialisation ------------------------------------------------------------------
     def contiguous(self) -> StridedArray:
@@ -179,14 +205,14 @@ class StridedArray:
         Semantics: ``torch.Tensor.contiguous``."""
         if self.layout.is_contiguous():
             return self
-        dense = materialize(self.storage, self.layout)
-        return StridedArray._wrap(dense.reshape(-1), Layout.contiguous(self.shape))
+        dense = _materialize(self.storage, self.layout)
+        return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout.contiguous(self.shape))
 
     def __jax_array__(self) -> jax.Array:
-        return materialize(self.storage, self.layout)
+        return _materialize(self.storage, self.layout)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        out = np.asarray(materialize(self.storage, self.layout))
+        out = np.asarray(_materialize(self.storage, self.layout))
         return out if dtype is None else out.astype(dtype)
 
     def clone(self) -> StridedArray:
@@ -198,10 +224,10 @@ class StridedArray:
         lay = self.layout
         if lay.is_non_overlapping_and_dense() and not lay.is_empty:
             order = sorted(range(lay.ndim), key=lambda d: (-lay.strides[d], d))
-            dense = materialize(self.storage, views.permute(lay, order))
-            return StridedArray._wrap(dense.reshape(-1), Layout(lay.shape, lay.strides, 0))
-        dense = materialize(self.storage, lay)
-        return StridedArray._wrap(dense.reshape(-1), Layout.contiguous(self.shape))
+            dense = _materialize(self.storage, views.permute(lay, order))
+            return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout(lay.shape, lay.strides, 0))
+        dense = _materialize(self.storage, lay)
+        return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout.contiguous(self.shape))
 
     # -- functional writes ----------------------------------------------------------------
     def with_storage(self, storage: Any) -> StridedArray:
@@ -209,13 +235,29 @@ class StridedArray:
         a write made through another view ``w`` of the same storage.
 
         Raises:
-          StorageError: ``storage`` is not 1-D or is shorter than the layout's
-            ``required_storage_size``."""
-        return StridedArray(storage, self.layout)
+          StorageError: ``storage`` is not 1-D (or batched like this array's) or is shorter
+            than the layout's ``required_storage_size``."""
+        return StridedArray(storage, self.layout, batched=bool(self.batch_shape))
 
     def _write(self, src: Any, mode: str, overlap: str = "error") -> StridedArray:
-        return StridedArray._wrap(write(self.storage, self.layout, src, mode=mode, overlap=overlap, op=mode),
-                                  self.layout)
+        nb = len(self.batch_shape)
+        if nb == 0:
+            new = write(self.storage, self.layout, src, mode=mode, overlap=overlap, op=mode)
+        else:
+            src = jnp.asarray(src)
+            if jnp.ndim(src) > nb + self.ndim:
+                raise LayoutError(f"{mode}: src of shape {src.shape} has more dims than the batched view "
+                                  f"{(*self.batch_shape, *self.shape)}.")
+            try:
+                src = jnp.broadcast_to(src, (*self.batch_shape, *self.shape))
+            except ValueError:
+                raise LayoutError(
+                    f"{mode}: src of shape {src.shape} is not broadcastable to the batched view's shape "
+                    f"{(*self.batch_shape, *self.shape)} (layout {self.layout})."
+                ) from None
+            new = _over_batch(lambda s, v: write(s, self.layout, v, mode=mode, overlap=overlap, op=mode),
+                              nb)(self.storage, src)
+        return StridedArray._wrap(new, self.layout)
 
     def set(self, src: Any, *, overlap: str = "error") -> StridedArray:
         """This view over new storage in which its elements are replaced by ``src``.
