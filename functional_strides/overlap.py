@@ -32,26 +32,33 @@ explicit change of variables, undone to build the witness):
   ``s_j/g <= n_i - 1`` and ``s_i/g <= n_j - 1``.
 
 What is left is decided exactly: by closed form for at most two variables (extended
-Euclid: ``z_i = z0 + k*s_j/g`` and the range of ``k`` is an interval), else by a
-meet-in-the-middle search (:func:`_search`). The variables are split into two sides; the
-set of values each side reaches is built one variable at a time as a sorted, deduplicated
-NumPy array (a value reachable in two ways is kept once, with one way to reach it), pruned
-to values that the variables still to come and the other side can cancel (an interval and
-a residue class). A side of exactly two variables is not enumerated: each value of the
-other side is tested against it in closed form, vectorised. With ``z != 0`` the search
-also recurses into each side alone (a collision inside one side, with the other side 0),
-and the cross match excludes value 0. Correctness: every candidate removed by pruning
-cannot lie on a solution, deduplication keeps every reachable value, and every solution
-``z`` is found either inside one side or as a matching pair of side values.
+Euclid: all solutions are ``z_i = z0 + k*s_j/g``, ``z_j = z1 - k*s_i/g``, and the ranges make
+``k`` an interval), else by a meet-in-the-middle search (:func:`_search`). The variables
+are split into two sides, ``A`` and ``B``. The set of values ``sum_A z*s`` is built one
+variable at a time (largest coefficient first) as a sorted, deduplicated NumPy array,
+keeping only partial sums that the variables still to come and side ``B`` can bring to
+``T`` (an interval, and a residue class modulo the gcd of their coefficients); one way to
+reach a value is recovered afterwards by searching the partial sets backwards. If ``B``
+has exactly two variables it is not enumerated: every value ``v`` of ``A`` is tested in
+closed form (vectorised) for ``T - v``; otherwise ``B``'s set is built the same way and the
+two sorted sets are matched. Correctness: pruning removes only partial sums that cannot
+reach ``T``, deduplication keeps every reachable value, so a solution exists iff some
+``v_A + v_B == T``. With ``z != 0``: a nonzero solution either has ``v_A != 0`` (found by
+the match, which excludes ``v_A == 0``), or ``v_A == v_B == 0`` with ``z_A != 0`` or
+``z_B != 0``, a collision inside one side, found by recursing into each side alone.
 
-Cost: the reductions are O(rank^2) integer operations. The search costs about the sum of
-the side-set sizes; each set is bounded both by the product of its ranges
-``prod(2 n_d - 1)`` and by (reach of the other variables) / (their gcd), so it is at most
-``min(sqrt-ish of prod(2 n_d - 1), span)``; the plan (which two variables go in closed form,
-where to split) minimises an estimate of it. For layouts up to 2^24 elements the sets
-stay far below 2^24 values (e.g. rank 3 with extents 256: 511 values); in general the
-problem is NP-hard (subset sum), so pathological layouts of high rank can be slow, but
-the answer stays exact.
+Cost: the reductions take O(rank^2) integer operations per round (at most 64 rounds; they
+only save work). The search costs about the size of the larger side set; a set is bounded
+by the product of its ranges (``prod(2 n_d - 1)`` for one layout) and by the width of its
+window divided by its modulus, so a balanced split costs about ``sqrt(prod_d (2 n_d - 1))``
+set entries, at most ``1.5^12 * 2^12 ~ 5e5`` for a layout of 2^24 elements (rank 24,
+extents 2), and the ranges that reach/congruence leave are usually much smaller (rank 3
+with extents 256: one set of 511 values). The plan (which two variables go in closed form,
+where to split) minimises an estimate of the candidates generated. Two layouts of ``N``
+elements each whose strides share no structure cost up to ``N`` entries per side (the
+sorted merge of their index sets). The problem is NP-hard in general (subset sum), so
+layouts far beyond 2^24 elements with many unrelated strides can be slow, but every answer
+stays exact.
 """
 
 from __future__ import annotations
@@ -87,7 +94,7 @@ _INT64_SAFE = 1 << 62
 
 def _live_dims(layout: Layout) -> list[tuple[int, int]]:
     """(extent, stride) of dims with extent > 1, in the layout's dim order."""
-    return [(n, s) for n, s in zip(layout.shape, layout.strides) if n > 1]
+    return [(n, s) for n, s in zip(layout.shape, layout.strides, strict=True) if n > 1]
 
 
 def is_monotone(layout: Layout) -> bool:
@@ -149,6 +156,10 @@ def internal_overlap_witness(layout: Layout) -> Witness | None:
 def has_internal_overlap(layout: Layout) -> bool:
     """True when two elements of ``layout`` address the same storage index (exact).
 
+    Args:
+      layout: a :class:`Layout` of any rank; strides in elements; the offset plays no part.
+    Returns:
+      A Python bool; ``False`` for empty layouts and layouts of one element.
     Example:
       >>> has_internal_overlap(Layout((5, 4), (2, 1))), has_internal_overlap(Layout((5, 2), (2, 1)))
       (True, False)
@@ -195,9 +206,10 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
         return None
     if (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
         return (0,) * a.ndim, (0,) * b.ndim
-    variables = [_Var(0, n - 1, s, _base_lift(d)) for d, (n, s) in enumerate(zip(a.shape, a.strides))]
-    variables += [_Var(-(n - 1), 0, s, _base_lift(a.ndim + e, -1))
-                  for e, (n, s) in enumerate(zip(b.shape, b.strides))]
+    variables = [_Var(0, n - 1, s, _base_lift(d))
+                 for d, (n, s) in enumerate(zip(a.shape, a.strides, strict=True))]
+    variables += [_Var(-(n - 1), 0, s, _base_lift(a.ndim + e, -1))  # y -> -y: positive ranges
+                  for e, (n, s) in enumerate(zip(b.shape, b.strides, strict=True))]
     found = _solve([_positive(v) for v in variables if v.s != 0 and v.lo != v.hi],
                    b.offset - a.offset, nonzero=False)
     if found is None:
@@ -213,13 +225,17 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
 def overlaps(a: Layout, b: Layout) -> bool:
     """True when layouts ``a`` and ``b`` over one storage share a storage index (exact).
 
+    Args:
+      a, b: :class:`Layout` records of any ranks over the same storage; strides and
+        offsets in elements, offsets Python ints.
+    Returns:
+      A Python bool; ``False`` when either layout is empty.
+    Raises:
+      LayoutError: an offset is traced.
     Example:
       >>> window = Layout((4,), (1,), 0)
       >>> overlaps(window, Layout((4,), (1,), 3)), overlaps(window, Layout((4,), (1,), 4))
       (True, False)
-
-    Raises:
-      LayoutError: an offset is traced.
 
     Semantics: ``numpy.shares_memory``; see :func:`overlap_witness` for the shared pair."""
     return overlap_witness(a, b) is not None
@@ -228,7 +244,7 @@ def overlaps(a: Layout, b: Layout) -> bool:
 def _index_range(layout: Layout) -> tuple[int, int]:
     """Smallest and largest storage index of a non-empty layout (negative strides allowed)."""
     lo = hi = layout.offset
-    for n, s in zip(layout.shape, layout.strides):
+    for n, s in zip(layout.shape, layout.strides, strict=True):
         if s < 0:
             lo += (n - 1) * s
         else:
@@ -238,6 +254,7 @@ def _index_range(layout: Layout) -> tuple[int, int]:
 
 @functools.lru_cache(maxsize=4096)
 def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None:
+    """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative."""
     if 0 in shape:
         return None
     live = [d for d, n in enumerate(shape) if n > 1]
@@ -252,8 +269,9 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
-    found = _solve([_Var(-(shape[d] - 1), shape[d] - 1, abs(strides[d]), _base_lift(d, -1 if strides[d] < 0 else 1))
-                    for d in live], 0, nonzero=True)
+    sign = [1 if s > 0 else -1 for s in strides]
+    variables = [_Var(-(shape[d] - 1), shape[d] - 1, abs(strides[d]), _base_lift(d, sign[d])) for d in live]
+    found = _solve(variables, 0, nonzero=True)
     if found is None:
         return None
     c = [0] * len(shape)
@@ -261,7 +279,7 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         c[d] = value
     x = tuple(max(v, 0) for v in c)
     y = tuple(max(-v, 0) for v in c)
-    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y)) == 0, (shape, strides, c)
+    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
     return (x, y) if x < y else (y, x)
 
 
@@ -467,7 +485,7 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
     """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other."""
     magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
     dtype = np.int64 if magnitude < _INT64_SAFE else object
-    side, other = _plan(variables, target)
+    side, other = _plan(variables)
     if nonzero:  # a collision inside one side, the other side being 0
         for part in (side, other):
             found = _solve(part, 0, nonzero=True)
@@ -486,12 +504,12 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
         if not len(hits):
             return None
         i = int(hits[0])
-        return first.lift(i) + other[0].lift(int(za[i])) + other[1].lift(int(zb[i]))
+        return first.lift(int(vals[i])) + other[0].lift(int(za[i])) + other[1].lift(int(zb[i]))
     if not len(vals):
         return None
     s_gcd = math.gcd(*(v.s for v in side))
     second = _SideSet(other, target - vals[-1], target - vals[0], s_gcd, target, dtype)
-    wanted = target - second.vals
+    wanted = target - second.vals[::-1]  # ascending, so the search below walks forward
     pos = np.minimum(np.searchsorted(vals, wanted), len(vals) - 1)
     ok = vals[pos] == wanted
     if nonzero:
@@ -499,11 +517,11 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
     hits = np.flatnonzero(ok)
     if not len(hits):
         return None
-    j = int(hits[0])
-    return first.lift(int(pos[j])) + second.lift(j)
+    value = int(wanted[hits[0]])
+    return first.lift(value) + second.lift(target - value)
 
 
-def _plan(variables: list[_Var], target: int) -> tuple[list[_Var], list[_Var]]:
+def _plan(variables: list[_Var]) -> tuple[list[_Var], list[_Var]]:
     """Choose ``(side, other)``: ``side`` is enumerated as a set, ``other`` is either a pair
     tested in closed form or a second set; minimises the estimated number of set entries."""
     r = len(variables)
@@ -526,95 +544,115 @@ def _plan(variables: list[_Var], target: int) -> tuple[list[_Var], list[_Var]]:
         other = [variables[k] for k in range(r) if k not in chosen]
         if not side or not other:
             continue
-        cost = _estimate(side, other, target)
+        cost = _estimate(side, other)
         if len(other) > 2:
-            cost += _estimate(other, side, target)
+            cost += _estimate(other, side)
         if best is None or cost < best[0]:
             best = (cost, side, other)
     assert best is not None
     return best[1], best[2]
 
 
-def _estimate(side: list[_Var], other: list[_Var], target: int) -> float:
+def _estimate(side: list[_Var], other: list[_Var]) -> float:
     """Approximate number of candidates generated while building ``side``'s value set."""
-    lo = target - sum(v.hi * v.s for v in other)
-    hi = target - sum(v.lo * v.s for v in other)
+    window = sum((v.hi - v.lo) * v.s for v in other)
     modulus = math.gcd(*(v.s for v in other))
     order = sorted(side, key=lambda v: -v.s)
+    suffix_window, suffix_gcd = [window], [modulus]
+    for v in reversed(order[1:]):
+        suffix_window.append(suffix_window[-1] + (v.hi - v.lo) * v.s)
+        suffix_gcd.append(math.gcd(suffix_gcd[-1], v.s))
     cost, size = 0.0, 1.0
-    for k, v in enumerate(order):
-        rest = order[k + 1:]
-        window = hi - lo + sum((u.hi - u.lo) * u.s for u in rest)
-        m = math.gcd(modulus, *(u.s for u in rest))
+    for v, width, m in zip(order, reversed(suffix_window), reversed(suffix_gcd), strict=True):
         generated = size * (v.hi - v.lo + 1)
         cost += generated
-        size = min(generated, float(window // max(m, 1) + 1))
+        size = min(generated, float(width // max(m, 1) + 1))
     return cost
 
 
 class _SideSet:
     """Values ``sum z*s`` reachable by ``variables`` that lie in ``[lo, hi]`` and are
-    ``== residue (mod modulus)``, sorted and unique (``vals``), with one way to reach each.
+    ``== residue (mod modulus)``: the sorted, unique array ``vals``.
 
     Built one unknown at a time, largest coefficient first; after adding an unknown a
-    partial sum ``p`` is kept only when the remaining unknowns can still bring it into
+    partial sum is kept only when the remaining unknowns can still bring it into
     ``[lo, hi]`` and into the residue class (modulo the gcd of ``modulus`` and their
-    coefficients)."""
+    coefficients). The partial sets are kept to recover, by search, one way to reach a
+    value (:meth:`lift`)."""
 
     def __init__(self, variables: list[_Var], lo: int, hi: int, modulus: int, residue: int,
                  dtype: Any):
         self.order = sorted(variables, key=lambda v: -v.s)
-        self.stages: list[tuple[np.ndarray, np.ndarray]] = []
-        vals = np.zeros(1, dtype)
+        self.stages = [np.zeros(1, dtype)]
         for k, v in enumerate(self.order):
             rest = self.order[k + 1:]
             lo_k = lo - sum(u.hi * u.s for u in rest)
             hi_k = hi - sum(u.lo * u.s for u in rest)
             m = math.gcd(modulus, *(u.s for u in rest))
-            vals, parent, coef = _extend(vals, v, lo_k, hi_k, m, residue)
-            self.stages.append((parent, coef))
-            if not len(vals):
+            self.stages.append(_extend(self.stages[-1], v, lo_k, hi_k, m, residue))
+            if not len(self.stages[-1]):
                 break
-        self.vals = vals
+        self.vals = self.stages[-1]
 
-    def lift(self, i: int) -> _Assignment:
-        """The unknowns' values that reach ``vals[i]``."""
+    def lift(self, value: int) -> _Assignment:
+        """The unknowns' values that reach ``value`` (an entry of ``vals``)."""
         out: _Assignment = []
-        for v, (parent, coef) in reversed(list(zip(self.order, self.stages))):
-            out += v.lift(int(coef[i]))
-            i = int(parent[i])
+        for k in range(len(self.order) - 1, -1, -1):
+            v, prev = self.order[k], self.stages[k]
+            z_lo = max(v.lo, -((prev[-1] - value) // v.s))
+            z_hi = min(v.hi, (value - prev[0]) // v.s)
+            zs = np.arange(z_lo, z_hi + 1, dtype=prev.dtype)
+            need = value - zs * v.s
+            pos = np.minimum(np.searchsorted(prev, need), len(prev) - 1)
+            z = int(zs[np.flatnonzero(prev[pos] == need)[0]])
+            out += v.lift(z)
+            value -= z * v.s
+        assert value == 0
         return out
 
 
-def _extend(vals: np.ndarray, v: _Var, lo: int, hi: int, m: int, residue: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``unique(vals + z*v.s)`` over ``v.lo <= z <= v.hi`` restricted to ``[lo, hi]`` and
-    ``residue (mod m)``, with the parent index and ``z`` of one way to reach each value.
+def _extend(vals: np.ndarray, v: _Var, lo: int, hi: int, m: int, residue: int) -> np.ndarray:
+    """Sorted ``unique(vals + z*v.s)`` over ``v.lo <= z <= v.hi``, restricted to ``[lo, hi]``
+    and to ``residue (mod m)``.
 
-    Each value of ``vals`` meets the window for an interval of ``z``, computed without
-    materialising the others; candidates are produced in chunks of about ``_CHUNK``."""
-    obj = vals.dtype == object
-    z_lo = np.maximum(-((vals - lo) // v.s), v.lo)
-    z_hi = np.minimum((hi - vals) // v.s, v.hi)
-    counts = np.maximum(z_hi - z_lo + 1, 0).astype(np.int64)
+    The candidates form sorted runs (one per ``z`` when there are fewer ``z`` than values,
+    else one per value), each found by interval arithmetic without materialising the
+    pruned candidates; they are produced in chunks of about ``_CHUNK`` and merged with a
+    stable (run-detecting) sort."""
+    zs = np.arange(v.lo, v.hi + 1, dtype=vals.dtype)
+    if len(zs) <= len(vals):  # run per z: the slice of vals that lands in [lo, hi]
+        shift = zs * v.s
+        first = np.searchsorted(vals, lo - shift, "left")
+        counts = np.maximum(np.searchsorted(vals, hi - shift, "right") - first, 0)
+
+        def run(sel: slice, n: np.ndarray, step: np.ndarray) -> np.ndarray:
+            return vals[np.repeat(first[sel], n) + step] + np.repeat(shift[sel], n)
+    else:  # run per value: the interval of z that lands in [lo, hi]
+        z_lo = np.maximum(-((vals - lo) // v.s), v.lo)
+        counts = np.maximum(np.minimum((hi - vals) // v.s, v.hi) - z_lo + 1, 0)
+
+        def run(sel: slice, n: np.ndarray, step: np.ndarray) -> np.ndarray:
+            z = np.repeat(z_lo[sel], n) + (step.astype(object) if vals.dtype == object else step)
+            return np.repeat(vals[sel], n) + z * v.s
+    counts = counts.astype(np.int64)
     ends = np.cumsum(counts)
     pieces = []
     start = 0
-    while start < len(vals):
-        base = ends[start - 1] if start else 0
+    while start < len(counts):
+        base = int(ends[start - 1]) if start else 0
         stop = max(int(np.searchsorted(ends, base + _CHUNK, "right")), start + 1)
         n = counts[start:stop]
-        parent = np.repeat(np.arange(start, stop), n)
-        step = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-        z = np.repeat(z_lo[start:stop], n) + (step.astype(object) if obj else step)
-        cand = vals[parent] + z * v.s
+        step = np.arange(int(ends[stop - 1]) - base) - np.repeat(np.cumsum(n) - n, n)
+        cand = run(slice(start, stop), n, step)
         if m > 1:
-            keep = (cand - residue) % m == 0
-            cand, parent, z = cand[keep], parent[keep], z[keep]
-        pieces.append((cand, parent, z))
+            cand = cand[(cand - residue) % m == 0]
+        pieces.append(_sorted_unique(cand))
         start = stop
-    cand = np.concatenate([p[0] for p in pieces]) if pieces else vals[:0]
-    parent = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.int64)
-    z = np.concatenate([p[2] for p in pieces]) if pieces else vals[:0]
-    out, first = np.unique(cand, return_index=True)
-    return out, parent[first], z[first]
+    return _sorted_unique(np.concatenate(pieces)) if len(pieces) > 1 else pieces[0]
+
+
+def _sorted_unique(a: np.ndarray) -> np.ndarray:
+    a = np.sort(a, kind="stable")  # timsort: linear on a few sorted runs
+    if len(a) > 1:
+        a = a[np.concatenate(([True], a[1:] != a[:-1]))]
+    return a
