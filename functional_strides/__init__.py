@@ -18,7 +18,9 @@ from .errors import StorageError as StorageError
 from .errors import ViewError as ViewError
 from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
+from .lowering import METHODS as METHODS
 from .lowering import materialize as materialize
+from .lowering import plan as plan
 from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
@@ -55,7 +57,7 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
+    "METHODS", "plan", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
     "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
     "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
     "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",

@@ -1,14 +1,30 @@
 """Lowering: materialise a ``Layout`` over a 1-D storage as a dense JAX array.
 
-Storage indices are generated inside the XLA graph from ``lax.broadcasted_iota`` (never
-baked in as constants). Two entry points share that arithmetic:
+A small compiler from a layout to XLA ops. The layout is first brought to canonical form
+(:mod:`functional_strides.canonical`: size-1 dims dropped, stride-0 dims set apart, mergeable
+dims merged, dims sorted by stride), then one of these paths reads it:
 
-* static strides (inside a user's ``jit``/``vmap``/``grad``): the layout is part of the
-  trace, contiguous layouts lower to ``slice`` + ``reshape``, others to one ``gather``
-  with ``indices_are_sorted``/``unique_indices`` set when provably true;
-* eager use (concrete storage): strides and offset are passed as traced int arrays to a
-  function compiled once per (output shape, storage shape, dtype), so a new layout of a
-  known shape costs no XLA compile.
+* ``"structured"`` -- the canonical dims form a strided box: a strided ``slice`` of the
+  storage, a ``reshape`` into rows, a strided ``slice`` per dim (``pad`` first when the last
+  row runs past the storage end). Every composition of slicing, permutation and expansion
+  of a contiguous array takes this path; no ``gather`` is emitted.
+* ``"slices"`` -- overlapping windows (``unfold``): the windows are cut from rows of the
+  storage by a few shifted ``slice``s stacked together (or one read per window when there
+  are fewer windows than shifts).
+* ``"row_gather"`` -- a ``gather`` whose slices are whole rows of the inner box
+  (``slice_sizes=(row,)``), then the structured read inside each row.
+* ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
+  ``lax.broadcasted_iota`` (never baked in as constants).
+
+Each path ends with ``transpose`` to the user's order of dims, ``reshape`` and
+``broadcast_in_dim`` for stride-0 dims. :func:`plan` tells which path ``"auto"`` takes;
+``materialize(..., method=...)`` forces one.
+
+Static layouts (inside a user's ``jit``/``vmap``/``grad``) take these paths. Eager use
+(concrete storage outside ``jit``) passes strides and offset as traced int arrays to a gather
+compiled once per (output shape, storage shape, dtype), so a new layout of a known shape
+costs no XLA compile. A traced offset is read with a gather that fills out-of-range
+elements.
 """
 
 from __future__ import annotations
@@ -21,13 +37,34 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .errors import StorageError
+from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
+from .errors import LayoutError, StorageError
 from .layout import Layout
 from .overlap import is_monotone, is_non_overlapping_sufficient
 
-__all__ = ["index_dtype", "is_traced", "materialize", "storage_indices"]
+__all__ = ["METHODS", "index_dtype", "is_traced", "materialize", "plan", "storage_indices"]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
+
+#: Lowering paths accepted by ``materialize(..., method=...)``.
+METHODS = ("auto", "structured", "slices", "row_gather", "gather")
+
+# Choice between the paths for overlapping windows, measured with
+# benchmarks/lowering_choices.py (XLA:CPU, jax 0.10.2, 2^24-element float32 outputs; times as
+# a ratio to the element gather):
+# * the row gather: 0.72-0.97 for windows of >= 8 elements at step >= 2 (unfold 1024/512
+#   0.72, 1024/256 0.78, 1024/64 0.73, 256/16 0.84, 64/16 0.83, 16/4 0.82, 8/2 0.81; one
+#   outlier, 64/4, at 1.03), but 0.99-1.36 at step 1 (1024/1 1.19, 256/1 1.36, 64/1 1.17,
+#   16/1 0.99) and 1.12-1.13 for windows of 2 or 4 elements;
+# * the shifted slices: 0.94-4.3, slower than the row gather in every case measured (the
+#   concatenation costs a select per element on CPU; 16 slices also compile in 0.26-0.55 s).
+#: Windows of fewer elements than this read with the element gather.
+ROW_GATHER_MIN_ROW = 8
+#: Windows closer together than this (in storage elements) read with the element gather.
+ROW_GATHER_MIN_STEP = 2
+#: "auto" picks the shifted slices when they cut at most this many slices; 0 turns them off
+#: (no case measured above favours them). Forcing ``method="slices"`` still works.
+SLICES_MAX_PIECES = 0
 
 
 def is_traced(x: object) -> bool:
@@ -36,10 +73,19 @@ def is_traced(x: object) -> bool:
 
 
 def index_dtype(layout: Layout, storage_size: int) -> np.dtype:
-    """int32 when every index fits, else int64 (needs ``jax_enable_x64``).
+    """int32 when every storage index fits, else int64 (needs ``jax_enable_x64``).
 
+    Args:
+      layout: the layout to read (a traced offset counts as 0 here).
+      storage_size: elements in the storage.
+    Returns:
+      ``np.dtype(np.int32)`` or ``np.dtype(np.int64)``.
     Raises:
-      StorageError: indices exceed int32 and x64 is disabled."""
+      StorageError: indices exceed int32 and x64 is disabled.
+    Example:
+      >>> index_dtype(Layout((2, 3), (3, 1)), 6)
+      dtype('int32')
+    """
     bound = max(storage_size, layout.required_storage_size if layout.has_static_offset else 0)
     if bound - 1 <= _INT32_MAX:
         return np.dtype(np.int32)
@@ -55,8 +101,14 @@ def index_dtype(layout: Layout, storage_size: int) -> np.dtype:
 def storage_indices(shape, strides, offset, dtype) -> jax.Array:
     """``offset + sum_d iota_d * strides[d]`` of shape ``shape``, built in the graph.
 
-    ``strides`` may be Python ints (static) or a traced int array; ``offset`` an int or a
-    traced scalar."""
+    Args:
+      shape: output shape (static ints).
+      strides: one stride per dim in elements: Python ints (static) or a traced int array.
+      offset: an int or an integer scalar (traced or concrete).
+      dtype: index dtype (``index_dtype``).
+    Returns:
+      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
+    """
     idx = jnp.zeros(shape, dtype)
     static = isinstance(strides, tuple)
     for d in range(len(shape)):
@@ -67,6 +119,54 @@ def storage_indices(shape, strides, offset, dtype) -> jax.Array:
     return idx + jnp.asarray(offset, dtype)
 
 
+# -- building blocks ----------------------------------------------------------------------
+
+def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
+    """Read box ``b`` whose first element is at ``offset`` along the last axis of ``x``
+    (leading axes are batch axes). Returns ``x.shape[:-1] + b.shape``."""
+    batch, n, axis = x.shape[:-1], x.shape[-1], x.ndim - 1
+    if len(b.dims) < 2:  # one element, or one strided slice
+        stop = offset + (b.reach if b.dims else 1)
+        x = lax.slice_in_dim(x, offset, stop, b.pitches[0] if b.dims else 1, axis=axis)
+        return x.reshape((*batch, *b.shape))
+    base, starts = b.origin(offset)
+    rows, pitch = b.dims[0][0] + starts[0], b.pitches[0]
+    stop = min(n, base + rows * pitch)
+    if (base, stop) != (0, n):
+        x = lax.slice_in_dim(x, base, stop, axis=axis)
+    if stop - base < rows * pitch:  # the last row runs past the storage end: pad its tail
+        pads = [(0, 0, 0)] * len(batch) + [(0, rows * pitch - (stop - base), 0)]
+        x = lax.pad(x, jnp.zeros((), x.dtype), pads)
+    x = x.reshape((*batch, rows, pitch))
+    for p, sub in zip(b.grid, b.pitches[1:], strict=True):
+        if p * sub != x.shape[-1]:  # drop the end of each row that holds no sub-row
+            x = lax.slice_in_dim(x, 0, p * sub, axis=x.ndim - 1)
+        x = x.reshape((*x.shape[:-1], p, sub))
+    x = x.reshape(x.shape[:-1])  # the last pitch is 1
+    limits = tuple(a + (n_ - 1) * t + 1
+                   for a, (n_, _), t in zip(starts, b.dims, b.steps, strict=True))
+    if starts != (0,) * len(starts) or limits != x.shape[len(batch):] or set(b.steps) != {1}:
+        x = lax.slice(x, (0,) * len(batch) + starts, (*batch, *limits), (1,) * len(batch) + b.steps)
+    return x
+
+
+def _to_user(c: Canonical, x: jax.Array) -> jax.Array:
+    """Canonical-order array -> the user's shape: transpose, reshape, broadcast."""
+    if c.perm != tuple(range(len(c.perm))):
+        x = lax.transpose(x, c.perm)
+    return _finish(c, x)
+
+
+def _finish(c: Canonical, x: jax.Array) -> jax.Array:
+    """Array of the groups in user order -> the user's shape (split groups, size-1 and
+    stride-0 dims restored)."""
+    kept = c.kept
+    if not c.broadcast:
+        return x.reshape(c.shape)
+    x = x.reshape(tuple(c.shape[d] for d in kept))
+    return lax.broadcast_in_dim(x, c.shape, kept)
+
+
 _DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
 
 
@@ -75,22 +175,157 @@ def _gather(storage, idx, *, sorted_: bool, unique: bool, mode) -> jax.Array:
                       indices_are_sorted=sorted_, unique_indices=unique)
 
 
-def _static_materialize(storage: jax.Array, layout: Layout) -> jax.Array:
-    dtype = index_dtype(layout, storage.shape[0])
+# -- the paths (static layout, static offset) ---------------------------------------------
+
+def _structured(storage: jax.Array, c: Canonical) -> jax.Array:
+    return _to_user(c, _read_box(storage, c.offset, box(c.dims)))
+
+
+def _slices(storage: jax.Array, c: Canonical) -> jax.Array:
+    w = split_windows(c.dims)
+    axis = len(w.outer)
+    if w.stacked is not None and (w.shifted is None or w.count <= w.shifts):
+        pieces = [_read_box(storage, c.offset + f * w.step, w.stacked) for f in range(w.count)]
+        return _to_user(c, jnp.stack(pieces, axis=axis))
+    rows = _read_box(storage, c.offset, w.shifted)  # outer + (count + shifts - 1, step)
+    pieces = [lax.slice_in_dim(rows, j, j + w.count, axis=axis) for j in range(w.shifts)]
+    x = jnp.stack(pieces, axis=axis + 1)  # outer + (count, shifts, step)
+    x = x.reshape((*x.shape[:axis], w.count, w.shifts * w.step))
+    return _to_user(c, _read_box(x, 0, box(w.inner)))
+
+
+def _row_gather(storage: jax.Array, c: Canonical) -> jax.Array:
+    k = max(1, inner_box_start(c.dims))
+    outer, inner = Layout(*zip(*c.dims[:k], strict=True)), box(c.dims[k:])
+    row = _row_length(inner, storage.shape[0] - (c.offset + outer.span))
+    starts = storage_indices(outer.shape, outer.strides, c.offset,
+                             index_dtype(c.layout(), storage.shape[0]))
+    dnums = lax.GatherDimensionNumbers(offset_dims=(k,), collapsed_slice_dims=(), start_index_map=(0,))
+    rows = lax.gather(storage, starts[..., None], dnums, slice_sizes=(row,),
+                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+                      indices_are_sorted=is_monotone(outer), unique_indices=False)
+    return _to_user(c, _read_box(rows, 0, inner))
+
+
+def _row_length(b: Box, room: int) -> int:
+    """Elements to gather per row for box ``b`` (read from offset 0 of the row): its rows
+    from start to end, or ``room`` (what the storage holds past the last row start) when
+    less, in which case ``_read_box`` pads the tail."""
+    if len(b.dims) < 2:
+        return b.reach
+    return min(room, b.dims[0][0] * b.pitches[0])
+
+
+def _element_gather(storage: jax.Array, c: Canonical) -> jax.Array:
+    user = Layout(tuple(n for n, _ in c.user_dims), tuple(s for _, s in c.user_dims), c.offset)
+    idx = storage_indices(user.shape, user.strides, c.offset, index_dtype(user, storage.shape[0]))
+    x = _gather(storage, idx, sorted_=is_monotone(user), unique=is_non_overlapping_sufficient(user),
+                mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    return _finish(c, x)
+
+
+_PATHS = {"structured": _structured, "slices": _slices, "row_gather": _row_gather,
+          "gather": _element_gather}
+
+
+def _applicable(c: Canonical) -> dict[str, bool]:
+    w = None if box(c.dims) is not None else split_windows(c.dims)
+    return {
+        "structured": box(c.dims) is not None,
+        "slices": w is not None and (w.shifted is not None or w.stacked is not None),
+        "row_gather": len(c.dims) >= 2,
+        "gather": True,
+    }
+
+
+def _slice_pieces(c: Canonical) -> int:
+    w = split_windows(c.dims)
+    counts = [w.shifts] if w.shifted is not None else []
+    counts += [w.count] if w.stacked is not None else []
+    return min(counts)
+
+
+def _auto(c: Canonical) -> str:
+    ok = _applicable(c)
+    if ok["structured"]:
+        return "structured"
+    if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
+        return "slices"
+    k = max(1, inner_box_start(c.dims))
+    row, step = box(c.dims[k:]).reach, c.dims[k - 1][1]
+    if row >= ROW_GATHER_MIN_ROW and step >= ROW_GATHER_MIN_STEP:
+        return "row_gather"
+    return "gather"
+
+
+def plan(layout: Layout, method: str = "auto") -> str:
+    """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
+
+    ``"auto"`` takes ``"structured"`` whenever the canonical dims form a strided box (no
+    gather is emitted then); for overlapping windows it takes ``"slices"`` when at most
+    ``SLICES_MAX_PIECES`` slices cover them, else ``"row_gather"`` when the windows hold at
+    least ``ROW_GATHER_MIN_ROW`` elements and lie at least ``ROW_GATHER_MIN_STEP`` apart, else
+    ``"gather"`` (thresholds measured by ``benchmarks/lowering_choices.py``).
+
+    Args:
+      layout: the layout to read; a traced offset always takes ``"gather"``.
+      method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
+    Returns:
+      ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``
+      or ``"gather"``.
+    Raises:
+      LayoutError: ``method`` is unknown, or does not apply to ``layout``.
+    Example:
+      >>> plan(Layout((4, 4), (1, 4))), plan(Layout((7, 1024), (256, 1))), plan(Layout((3, 3), (2, 3)))
+      ('structured', 'row_gather', 'gather')
+    """
+    if method not in METHODS:
+        raise LayoutError(f"materialize: unknown method {method!r}; use one of {METHODS}.")
     if not layout.has_static_offset:
-        idx = storage_indices(layout.shape, layout.strides, layout.offset, dtype)
+        if method not in ("auto", "gather"):
+            raise LayoutError(
+                f"materialize: method={method!r} needs a static offset (layout {layout}); a traced "
+                "offset is read with method='gather' (out-of-range elements are filled).")
+        return "gather"
+    c = canonicalize(layout)
+    if c.empty:
+        return "empty"
+    if method == "auto":
+        return _auto(c)
+    if not _applicable(c)[method]:
+        raise LayoutError(
+            f"materialize: method={method!r} does not apply to layout {layout} (canonical dims "
+            f"{c.dims}); use method='auto', which picks among the paths that apply.")
+    return method
+
+
+def _check_bounds(layout: Layout, size: int) -> None:
+    need = layout.required_storage_size
+    if need > size:
+        raise StorageError(
+            f"materialize: layout {layout} addresses storage indices up to {need - 1}, but the "
+            f"storage has {size} elements. Shrink the shape, strides or offset, or pass a larger "
+            "storage.")
+
+
+def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
+    path = plan(layout, method)
+    if path == "empty":
+        return jnp.zeros(layout.shape, storage.dtype)
+    index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
+    if not layout.has_static_offset:
+        idx = storage_indices(layout.shape, layout.strides, layout.offset,
+                              index_dtype(layout, storage.shape[0]))
         return _gather(storage, idx, sorted_=is_monotone(layout),
                        unique=is_non_overlapping_sufficient(layout),
                        mode=lax.GatherScatterMode.FILL_OR_DROP)
-    if layout.is_empty:
-        return jnp.zeros(layout.shape, storage.dtype)
-    if layout.is_contiguous():
-        flat = lax.slice(storage, (layout.offset,), (layout.offset + layout.numel,))
-        return flat.reshape(layout.shape)
-    idx = storage_indices(layout.shape, layout.strides, layout.offset, dtype)
-    return _gather(storage, idx, sorted_=is_monotone(layout),
-                   unique=is_non_overlapping_sufficient(layout),
-                   mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    _check_bounds(layout, storage.shape[0])
+    return _PATHS[path](storage, canonicalize(layout))
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "method"))
+def _jit_lower(storage, *, layout, method):
+    return _lower(storage, layout, method)
 
 
 @functools.partial(jax.jit, static_argnames=("shape",))
@@ -106,23 +341,47 @@ def _eager_slice(storage, offset, *, shape):
     return flat.reshape(shape)
 
 
-def materialize(storage: jax.Array, layout: Layout) -> jax.Array:
+def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> jax.Array:
     """Dense row-major array of shape ``layout.shape``: ``out[i] = storage[layout(*i)]``.
 
     Args:
       storage: 1-D array of any dtype holding at least ``layout.required_storage_size``
-        elements (checked by ``StridedArray``).
-      layout: the view to read; a traced offset reads out-of-range elements as the gather
-        fill value (NaN for inexact dtypes, the extreme value for integers, True for bool).
+        elements.
+      layout: the view to read (strides and offset in elements); a traced offset reads
+        out-of-range elements as the gather fill value (NaN for inexact dtypes, the extreme
+        value for integers, True for bool).
+      method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
+        ``"slices"``, ``"row_gather"``, ``"gather"`` to force a path. Outside ``jit``,
+        ``"auto"`` uses a gather compiled once per output shape (no compile per layout),
+        while a forced method compiles once per layout.
     Returns:
       A ``jax.Array`` of shape ``layout.shape`` and ``storage.dtype``.
     Raises:
-      StorageError: indices exceed int32 and ``jax_enable_x64`` is off."""
+      StorageError: the layout addresses past the storage end (static offset), or the
+        storage's indices exceed int32 while ``jax_enable_x64`` is off (on every path, so
+        that whether a program runs never depends on which lowering was picked).
+      LayoutError: ``method`` is unknown or does not apply to the layout.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> materialize(jnp.arange(6), Layout((3, 2), (1, 3))).tolist()
+      [[0, 3], [1, 4], [2, 5]]
+
+    Semantics: ``torch.Tensor.contiguous()`` of ``torch.as_strided(storage, shape, strides,
+    offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides.
+    """
+    if method not in METHODS:
+        plan(layout, method)  # raises
     if is_traced(storage) or is_traced(layout.offset):
-        return _static_materialize(storage, layout)
-    dtype = index_dtype(layout, storage.shape[0])
+        return _lower(storage, layout, method)
+    n = storage.shape[0]
+    if not layout.has_static_offset:  # a concrete array scalar: read its value
+        layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
+    if method != "auto":
+        return _jit_lower(storage, layout=layout, method=method)
     if layout.is_empty:
         return jnp.zeros(layout.shape, storage.dtype)
+    _check_bounds(layout, n)
+    dtype = index_dtype(layout, n)
     offset = np.asarray(layout.offset, dtype)
     if layout.is_contiguous():
         return _eager_slice(storage, offset, shape=layout.shape)

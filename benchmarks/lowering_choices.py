@@ -1,0 +1,138 @@
+"""Measure the lowering paths of ``functional_strides.materialize`` side by side.
+
+Prints, for each layout, the run time of every path that applies (best of ``--repeats``
+interleaved runs after one warm-up, inside ``jax.jit``), its ratio to the element gather, the native XLA
+op where one exists, compile time, HLO size and XLA's temp bytes. The constants
+``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in ``functional_strides/lowering.py`` come
+from the "windows" table.
+
+    python benchmarks/lowering_choices.py             # all tables
+    python benchmarks/lowering_choices.py --quick     # smaller arrays
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import functional_strides as fs  # noqa: E402
+from functional_strides.canonical import canonicalize  # noqa: E402
+from functional_strides.layout import Layout  # noqa: E402
+from functional_strides.lowering import METHODS, _slice_pieces, materialize, plan  # noqa: E402
+
+#: Slice counts past this compile for seconds (HLO grows linearly); not measured.
+MAX_PIECES_MEASURED = 64
+
+
+def _times(fns, x, repeats: int) -> list[float]:
+    """Best time of each function over ``repeats`` rounds, the functions interleaved in
+    every round so that load from other processes hits them alike."""
+    for fn in fns:
+        jax.block_until_ready(fn(x))
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn(x))
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+def _compile_stats(fn, x) -> tuple[float, int, int]:
+    t0 = time.perf_counter()
+    compiled = jax.jit(fn).lower(x).compile()
+    seconds = time.perf_counter() - t0
+    mem = compiled.memory_analysis()
+    temp = getattr(mem, "temp_size_in_bytes", -1) if mem is not None else -1
+    return seconds, len(compiled.as_text()), temp
+
+
+def measure(name: str, storage_size: int, layout: Layout, native, repeats: int, dtype=jnp.float32):
+    x = jnp.arange(storage_size, dtype=dtype)
+    out_bytes = layout.numel * np.dtype(dtype).itemsize
+    candidates = []
+    for method in METHODS[1:]:
+        try:
+            plan(layout, method)
+        except fs.LayoutError:
+            continue
+        if method == "slices" and _slice_pieces(canonicalize(layout)) > MAX_PIECES_MEASURED:
+            continue
+        candidates.append((method, lambda s, m=method: materialize(s, layout, method=m)))
+    if native is not None:
+        candidates.append(("native", native))
+    stats = [_compile_stats(fn, x) for _, fn in candidates]
+    times = _times([jax.jit(fn) for _, fn in candidates], x, repeats)
+    rows = [(name, t, *st) for (name, _), t, st in zip(candidates, times, stats, strict=True)]
+    base = dict((r[0], r[1]) for r in rows)["gather"]
+    print(f"\n{name}: layout {layout}, auto -> {plan(layout)}, output {out_bytes / 2**20:.1f} MiB")
+    print(f"  {'path':<11} {'ms':>9} {'/gather':>8} {'compile s':>10} {'HLO KB':>8} {'temp/out':>9}")
+    for method, t, compile_s, hlo, temp in rows:
+        print(f"  {method:<11} {t * 1e3:9.2f} {t / base:8.2f} {compile_s:10.3f} {hlo / 1024:8.1f} "
+              f"{temp / out_bytes:9.2f}")
+    return rows
+
+
+def windows_table(out_elements: int, repeats: int) -> None:
+    print(f"\n=== windows: unfold(0, size, step) of a float32 signal, ~{out_elements} output elements ===")
+    for size, step in [(1024, 512), (1024, 256), (1024, 128), (1024, 64), (1024, 16), (1024, 1),
+                       (256, 64), (256, 16), (256, 4), (256, 2), (256, 1), (64, 32), (64, 16),
+                       (64, 4), (64, 2), (64, 1), (16, 8), (16, 4), (16, 2), (16, 1), (8, 4),
+                       (8, 2), (8, 1), (4, 1), (2, 1)]:
+        count = out_elements // size
+        n = (count - 1) * step + size
+        measure(f"frames {size}/{step}", n, Layout((count, size), (step, 1)), None, repeats)
+    print("\n=== windows with outer dims: 4 signals framed 64/16; 3x3 patches of an image ===")
+    count = out_elements // (4 * 64)
+    m = (count - 1) * 16 + 64
+    measure("batched frames 64/16", 4 * m, Layout((4, count, 64), (m, 16, 1)), None, repeats)
+    side = int((out_elements / 9) ** 0.5) + 2
+    measure("3x3 patches", side * side,
+            Layout((side - 2, side - 2, 3, 3), (side, 1, side, 1)), None, repeats)
+    measure("3x3 patches, step 3", side * side,
+            Layout((side // 3, side // 3, 3, 3), (3 * side, 3, side, 1)), None, repeats)
+
+
+def benchmark_layouts(repeats: int, scale: int) -> None:
+    print("\n=== benchmark-style layouts ===")
+    b, c, h, w = 32 // scale, 64, 56, 56
+    nchw = Layout.contiguous((b, c, h, w))
+    measure("NCHW->NHWC", nchw.numel, fs.views.permute(nchw, (0, 2, 3, 1)),
+            lambda s: jnp.transpose(s.reshape(b, c, h, w), (0, 2, 3, 1)), repeats)
+    n = 4096 // scale
+    sq = Layout.contiguous((n, n))
+    measure("transpose", n * n, fs.views.t(sq), lambda s: s.reshape(n, n).T, repeats)
+    measure("every other row/col", n * n, Layout((n // 2, n // 2), (2 * n, 2)),
+            lambda s: s.reshape(n, n)[::2, ::2], repeats)
+    measure("row expanded", n * n, Layout((n, n), (0, 1)),
+            lambda s: jnp.broadcast_to(s[:n], (n, n)), repeats)
+    heads, seq, dh = 16, 1024 // scale, 64
+    qkv = Layout.contiguous((16, seq, heads * dh))
+    measure("heads split", qkv.numel, Layout((16, heads, seq, dh), (seq * heads * dh, dh, heads * dh, 1)),
+            lambda s: jnp.transpose(s.reshape(16, seq, heads, dh), (0, 2, 1, 3)), repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", choices=["windows", "layouts"], default=None)
+    args = parser.parse_args()
+    print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
+    if args.only in (None, "windows"):
+        windows_table(2**20 if args.quick else 2**24, args.repeats)
+    if args.only in (None, "layouts"):
+        benchmark_layouts(args.repeats, 4 if args.quick else 1)
+
+
+if __name__ == "__main__":
+    main()
