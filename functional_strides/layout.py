@@ -34,6 +34,8 @@ def is_static_offset(offset: Any) -> bool:
 
 def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple[int, ...]:
     """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and negatives."""
+    if type(values) is tuple and all(type(v) is int and v >= 0 for v in values):
+        return values  # the common case: already clean (view ops build these)
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         values = (values,)
     try:
@@ -149,6 +151,8 @@ class Layout:
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "strides", strides)
         offset = self.offset
+        if type(offset) is int and offset >= 0:
+            return
         if isinstance(offset, (bool, np.bool_)):
             raise LayoutError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
         if is_static_offset(offset):

@@ -1,0 +1,581 @@
+"""Benchmark suite for ``StridedArray.contiguous()``: side by side with the alternatives.
+
+For each case a float32 storage is built, a view is taken through the library's API
+(``permute``, ``t``, ``[::2, ::2]``, ``expand``, ``unfold``, ``diagonal``, ``as_strided``),
+and these columns are timed in one run, interleaved round by round:
+
+* ``ours``    ``jax.jit(lambda s: StridedArray(s, layout).contiguous().storage.reshape(shape))``:
+              whatever lowering the library chooses for a static layout;
+* ``gather``  the naive gather: storage indices built in the graph from iota
+              (``lowering.storage_indices``) and one ``lax.gather`` with no structure used
+              (indices not declared sorted or unique);
+* ``native``  the XLA op a JAX user would write on the dense input (``jnp.transpose``,
+              slicing, ``jnp.broadcast_to``, ``jnp.diagonal``), where one exists;
+* ``torch``   ``torch.as_strided(t, size, stride, offset).contiguous()`` (CPU);
+* ``numpy``   ``np.ascontiguousarray(np.lib.stride_tricks.as_strided(...))`` (byte strides);
+* ``copy``    a jitted ``jnp.copy`` of a dense array with the output's number of bytes.
+
+Every JAX column is compiled ahead of time (``jit(...).lower(...).compile()``) and the
+compiled executable is called, so all columns pay the same dispatch. Times are medians of
+``--repeat`` rounds after warm-up, with ``block_until_ready``. Ratios are ``ours / column``
+(below 1: ours is faster); the A/A ratio, ``ours`` against a second compiled copy of itself
+timed in the same rounds, is the noise floor of the row. The run also reports, for
+``ours``: compile time (trace + lower + compile), optimised HLO text size, and
+``compiled.memory_analysis()`` temp bytes against output bytes; the eager cost of view ops
+(pure metadata) against PyTorch's; a size sweep; and checks every column's values against
+NumPy's.
+
+Usage::
+
+    python benchmarks/bench_contiguous.py [--small] [--cases NAME ...] [--json PATH]
+        [--plot PATH] [--markdown PATH] [--repeat N]
+
+``--small`` shrinks every case to a few seconds of work (a smoke run). The exit status is
+0 when every column of every case agrees with NumPy, 2 otherwise. Timing targets are
+reported, never enforced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[1]
+if str(_REPO) not in sys.path:
+    sys.path.insert(0, str(_REPO))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+import functional_strides as fs  # noqa: E402
+from functional_strides import Layout, StridedArray  # noqa: E402
+from functional_strides import lowering as _lowering  # noqa: E402
+from functional_strides.lowering import storage_indices  # noqa: E402
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_report import (  # noqa: E402
+    COLUMNS,
+    evaluate_targets,
+    print_report,
+    write_markdown,
+    write_plot,
+)
+
+try:
+    import torch
+except ImportError:  # the torch column is skipped with a note
+    torch = None
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DTYPE = np.float32
+# Per-case time budget (s) for the timed rounds; rounds drop to no fewer than 3 past it.
+ROUND_BUDGET_S = 20.0
+# Fast calls are repeated back to back until a timing sample lasts about this long (s).
+MIN_SAMPLE_S = 2e-3
+AGAIN = "ours_again"  # the A/A control column (not shown among the ratios)
+
+
+# -- cases --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One benchmark case: views of a 1-D storage and the dense-input XLA op, if any."""
+
+    name: str
+    description: str
+    storage: np.ndarray  # 1-D, float32
+    layouts: tuple[Layout, ...]  # one view, or many stacked into one (n, *shape) output
+    native: Callable[[jax.Array], jax.Array] | None  # storage -> the same values
+    native_name: str | None
+    target_group: str | None = None  # "permute" | "slice" | "expand": torch target applies
+
+    @property
+    def out_elements(self) -> int:
+        return sum(lay.numel for lay in self.layouts)
+
+
+def _storage(n: int) -> np.ndarray:
+    return np.arange(n, dtype=np.int64).astype(DTYPE) % 1021 + 0.5
+
+
+def _layout_of(view: StridedArray) -> Layout:
+    assert not view.is_contiguous(), view  # contiguous() would return the storage itself
+    return view.layout
+
+
+def _dense_case(name: str, desc: str, shape: tuple[int, ...], make_view, native, native_name,
+                group: str | None = None) -> Case:
+    storage = _storage(math.prod(shape))
+    layout = _layout_of(make_view(fs.from_array(storage.reshape(shape))))
+    return Case(name, desc, storage, (layout,),
+                None if native is None else (lambda s: native(s.reshape(shape))), native_name, group)
+
+
+def _case_nchw(small: bool) -> Case:
+    shape = (2, 8, 14, 14) if small else (32, 64, 56, 56)
+    return _dense_case("nchw_to_nhwc", f"NCHW->NHWC permute of {list(shape)}", shape,
+                       lambda x: x.permute(0, 2, 3, 1),
+                       lambda a: jnp.transpose(a, (0, 2, 3, 1)), "jnp.transpose", "permute")
+
+
+def _case_transpose(small: bool) -> Case:
+    n = 128 if small else 4096
+    return _dense_case("transpose", f"{n}x{n} transpose", (n, n), lambda x: x.t(),
+                       jnp.transpose, "jnp.transpose", "permute")
+
+
+def _case_slice(small: bool) -> Case:
+    n = 128 if small else 4096
+    return _dense_case("slice_every_other", f"every other row and column of {n}x{n}", (n, n),
+                       lambda x: x[::2, ::2], lambda a: a[::2, ::2], "a[::2, ::2]", "slice")
+
+
+def _case_expand(small: bool) -> Case:
+    n = 128 if small else 4096
+    storage = _storage(n)
+    layout = _layout_of(fs.from_array(storage).unsqueeze(0).expand(n, n))
+    return Case("expand_row", f"a row expanded to {n}x{n}", storage, (layout,),
+                lambda s: jnp.broadcast_to(s[None, :], (n, n)), "jnp.broadcast_to", "expand")
+
+
+def _case_frame(small: bool) -> Case:
+    n, win, hop = (2**14, 256, 64) if small else (4 * 2**20, 1024, 256)
+    storage = _storage(n)
+    layout = _layout_of(fs.from_array(storage).unfold(0, win, hop))
+    return Case("frame_signal", f"{n}-sample signal framed, window {win}, hop {hop}", storage,
+                (layout,), None, None)
+
+
+def _case_heads(small: bool) -> Case:
+    b, t, h, d = (2, 64, 4, 16) if small else (16, 1024, 16, 64)
+    return _dense_case(
+        "attention_heads", f"heads [{b},{t},{h}*{d}] -> [{b},{h},{t},{d}]", (b, t, h * d),
+        lambda x: x.view(b, t, h, d).permute(0, 2, 1, 3),
+        lambda a: jnp.transpose(a.reshape(b, t, h, d), (0, 2, 1, 3)), "jnp.transpose")
+
+
+def _case_3d(small: bool, to_last: bool) -> Case:
+    n, c, d, h, w = (1, 4, 8, 8, 8) if small else (2, 32, 32, 64, 64)
+    if to_last:
+        shape, perm, label = (n, c, d, h, w), (0, 2, 3, 4, 1), "NCDHW->NDHWC"
+    else:
+        shape, perm, label = (n, d, h, w, c), (0, 4, 1, 2, 3), "NDHWC->NCDHW"
+    return _dense_case("ncdhw_to_ndhwc" if to_last else "ndhwc_to_ncdhw",
+                       f"{label} permute of {list(shape)}", shape, lambda x: x.permute(*perm),
+                       lambda a: jnp.transpose(a, perm), "jnp.transpose")
+
+
+def _case_diagonal(small: bool) -> Case:
+    n = 128 if small else 4096
+    return _dense_case("diagonal", f"diagonal of {n}x{n}", (n, n), lambda x: x.diagonal(),
+                       jnp.diagonal, "jnp.diagonal")
+
+
+def _case_batch(small: bool) -> Case:
+    count, b = (50, 16) if small else (1000, 32)
+    storage = _storage(count * b * b)
+    # View i is the transpose of the i-th b*b block, taken with fs.as_strided.
+    layouts = tuple(fs.as_strided(storage, (b, b), (1, b), i * b * b).layout for i in range(count))
+    return Case(
+        "batch_small_views",
+        f"{count} views of {b * b} elements (transposed {b}x{b} blocks), one jitted program",
+        storage, layouts,
+        lambda s: jnp.transpose(s.reshape(count, b, b), (0, 2, 1)),
+        "jnp.transpose (batched)")
+
+
+CASE_BUILDERS: dict[str, Callable[[bool], Case]] = {
+    "nchw_to_nhwc": _case_nchw,
+    "transpose": _case_transpose,
+    "slice_every_other": _case_slice,
+    "expand_row": _case_expand,
+    "frame_signal": _case_frame,
+    "attention_heads": _case_heads,
+    "ncdhw_to_ndhwc": lambda small: _case_3d(small, True),
+    "ndhwc_to_ncdhw": lambda small: _case_3d(small, False),
+    "diagonal": _case_diagonal,
+    "batch_small_views": _case_batch,
+}
+EXTRA_SECTIONS = ("sweep", "eager")
+
+
+# -- the columns --------------------------------------------------------------------------
+def _stack(parts: list[Any], stack: Callable[[list[Any]], Any]) -> Any:
+    return parts[0] if len(parts) == 1 else stack(parts)
+
+
+def _ours(layouts: Sequence[Layout]) -> Callable[[jax.Array], jax.Array]:
+    # The flat storage is reshaped to the view's shape (a free bitcast) so that every JAX
+    # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
+    # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes it
+    # (measured on the native transpose too). Inside a larger program that reshape cancels.
+    def f(s):
+        return _stack([StridedArray(s, lay).contiguous().storage.reshape(lay.shape)
+                       for lay in layouts], jnp.stack)
+    return f
+
+
+_DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+
+
+def naive_gather(storage: jax.Array, layout: Layout) -> jax.Array:
+    """Flat ``storage[offset + sum_d iota_d * strides[d]]``: one ``lax.gather``, no structure.
+
+    The indices are built in the graph (never a baked-in constant) and are not declared
+    sorted or unique, so XLA gets no hint about the layout. Returns shape ``layout.shape``."""
+    idx = storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
+    return lax.gather(storage, idx[..., None], _DNUMS, slice_sizes=(1,),
+                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def lowering_path(layouts: Sequence[Layout]) -> str | None:
+    """The lowering path(s) ``contiguous()`` takes for ``layouts`` (``lowering.plan``), or
+    None when the library does not report one."""
+    plan = getattr(_lowering, "plan", None)
+    if plan is None:
+        return None
+    return "+".join(sorted({plan(lay) for lay in layouts}))
+
+
+def _gather(layouts: Sequence[Layout]) -> Callable[[jax.Array], jax.Array]:
+    return lambda s: _stack([naive_gather(s, lay) for lay in layouts], jnp.stack)
+
+
+def _plain_copy(x: jax.Array) -> jax.Array:
+    # ``jnp.copy`` emits an HLO ``copy`` whose result is the program's output. Without
+    # donation the output buffer can never alias the input, so XLA must read every byte and
+    # write a fresh buffer; checked on the compiled HLO by ``_compile_copy``. (``lambda x: x``
+    # would not do: JAX forwards an unchanged input without running anything, and ``x + 0``
+    # is simplified to this same copy.)
+    return jnp.copy(x)
+
+
+def _torch_fn(case: Case) -> Callable[[], Any] | None:
+    if torch is None:
+        return None
+    t = torch.from_numpy(case.storage)
+    lays = case.layouts
+
+    def f():
+        return _stack([torch.as_strided(t, lay.shape, lay.strides, lay.offset).contiguous()
+                       for lay in lays], torch.stack)
+    return f
+
+
+def _numpy_view(storage: np.ndarray, lay: Layout) -> np.ndarray:
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(storage[lay.offset:], lay.shape,
+                                           tuple(s * item for s in lay.strides), writeable=False)
+
+
+def _numpy_fn(case: Case) -> Callable[[], Any]:
+    views = [_numpy_view(case.storage, lay) for lay in case.layouts]
+    return lambda: _stack([np.ascontiguousarray(v) for v in views], np.stack)
+
+
+@dataclasses.dataclass
+class Compiled:
+    """An AOT-compiled JAX column with its compile statistics."""
+
+    call: Callable[[], Any]
+    compile_s: float
+    hlo_bytes: int
+    stablehlo_bytes: int
+    temp_bytes: int
+    output_bytes: int
+    hlo_text: str
+
+
+def _compile(fn: Callable[[jax.Array], Any], arg: jax.Array) -> Compiled:
+    t0 = time.perf_counter()
+    # Callers pass a fresh closure, so JAX's caches hold nothing for it from an earlier case.
+    lowered = jax.jit(fn).lower(arg)
+    compiled = lowered.compile()
+    compile_s = time.perf_counter() - t0
+    mem = compiled.memory_analysis()
+    hlo = compiled.as_text()
+    return Compiled(lambda: compiled(arg).block_until_ready(), compile_s, len(hlo.encode()),
+                    len(lowered.as_text().encode()), int(mem.temp_size_in_bytes),
+                    int(mem.output_size_in_bytes), hlo)
+
+
+def _compile_copy(n: int) -> Compiled:
+    comp = _compile(lambda x: _plain_copy(x), jnp.asarray(_storage(n)))  # a fresh closure
+    if " copy(" not in comp.hlo_text and "fusion" not in comp.hlo_text:
+        raise RuntimeError("plain copy: XLA elided the copy; the copy column would time nothing.")
+    return comp
+
+
+# -- timing -------------------------------------------------------------------------------
+def _call_n(fn: Callable[[], Any], n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n
+
+
+def time_columns(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, list[float]], int]:
+    """Seconds per call of each column, one sample per interleaved round; and the round count.
+
+    Warm-up: two calls per column (one when a call takes over 0.2 s). A sample is the mean of
+    enough back-to-back calls to last about ``MIN_SAMPLE_S`` (one call for slow columns), which
+    steadies microsecond timings. Each round takes one sample of every column, starting from
+    a rotating column so that none always follows the same one. Rounds are capped by
+    ``ROUND_BUDGET_S`` (never below 3)."""
+    inner, per_round = {}, 0.0
+    for name, fn in fns.items():
+        t = _call_n(fn, 1)
+        if t < 0.2:
+            t = _call_n(fn, 1)
+        inner[name] = max(1, min(1000, math.ceil(MIN_SAMPLE_S / max(t, 1e-7))))
+        per_round += t * inner[name]
+    rounds = max(min(repeat, 3), min(repeat, int(ROUND_BUDGET_S / max(per_round, 1e-9))))
+    names = list(fns)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for k in range(len(names)):
+            name = names[(r + k) % len(names)]
+            samples[name].append(_call_n(fns[name], inner[name]))
+    return samples, rounds
+
+
+def _ratios(times: dict[str, float | None]) -> dict[str, float | None]:
+    ours = times["ours"]
+    return {c: (ours / t if t else None) for c, t in times.items() if c != "ours"}
+
+
+# -- one case -----------------------------------------------------------------------------
+def _check(case: Case, outputs: dict[str, Any]) -> dict[str, bool]:
+    want = np.stack([np.ascontiguousarray(_numpy_view(case.storage, lay)).reshape(-1)
+                     for lay in case.layouts]).reshape(-1)
+    return {name: bool(np.array_equal(np.asarray(out).reshape(-1), want))
+            for name, out in outputs.items()}
+
+
+def run_case(case: Case, repeat: int) -> dict[str, Any]:
+    """Compile, check and time every column of ``case``; a JSON-ready record."""
+    storage = jnp.asarray(case.storage)
+    comps = {"ours": _compile(_ours(case.layouts), storage),
+             "gather": _compile(_gather(case.layouts), storage)}
+    # A/A control: the same program compiled again and timed in the same rounds. Its ratio
+    # to ``ours`` is the noise floor of every ratio in the row (1.00 on a quiet machine).
+    again = _compile(_ours(case.layouts), storage)
+    if case.native is not None:
+        comps["native"] = _compile(case.native, storage)
+    comps["copy"] = _compile_copy(case.out_elements)
+    fns: dict[str, Callable[[], Any]] = {name: c.call for name, c in comps.items()}
+    torch_fn = _torch_fn(case)
+    if torch_fn is not None:
+        fns["torch"] = torch_fn
+    fns["numpy"] = _numpy_fn(case)
+    checked = {n: f() for n, f in fns.items() if n != "copy"}
+    agree = _check(case, checked)
+    del checked
+    fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call}
+    samples, rounds = time_columns(fns, repeat)
+    times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
+    ours = comps["ours"]
+    return {
+        "description": case.description,
+        "layout": str(case.layouts[0]) + (f" (+{len(case.layouts) - 1} more)" * (len(case.layouts) > 1)),
+        "views": len(case.layouts),
+        "storage_elements": int(case.storage.size),
+        "out_elements": case.out_elements,
+        "out_bytes": case.out_elements * np.dtype(DTYPE).itemsize,
+        "native_op": case.native_name,
+        "lowering_path": lowering_path(case.layouts),
+        "target_group": case.target_group,
+        "times_s": times,  # medians
+        "min_times_s": {c: (min(samples[c]) if c in samples else None) for c in COLUMNS},
+        "ratios": _ratios(times),
+        "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
+        "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
+        "rounds": rounds,
+        "compile_s": {n: c.compile_s for n, c in comps.items()},
+        "hlo_bytes": ours.hlo_bytes,
+        "stablehlo_bytes": ours.stablehlo_bytes,
+        "temp_bytes": {n: c.temp_bytes for n, c in comps.items()},
+        "agrees_with_numpy": agree,
+    }
+
+
+# -- size sweep ---------------------------------------------------------------------------
+def _sweep_case(kind: str, log2: int) -> Case:
+    n = 2**log2
+    if kind == "transpose":
+        rows, cols = 2 ** (log2 // 2), 2 ** (log2 - log2 // 2)
+        return _dense_case(f"transpose_2^{log2}", f"{rows}x{cols} transpose", (rows, cols),
+                           lambda x: x.t(), jnp.transpose, "jnp.transpose")
+    win, hop = 256, 64
+    frames = n // win
+    storage = _storage((frames - 1) * hop + win)
+    layout = _layout_of(fs.from_array(storage).unfold(0, win, hop))
+    return Case(f"unfold_2^{log2}", f"{storage.size}-sample signal, window {win}, hop {hop}",
+                storage, (layout,), None, None)
+
+
+def run_sweep(max_log2: int, repeat: int) -> dict[str, list[dict[str, Any]]]:
+    """``contiguous()`` of a transpose and of a framed signal, 2^10 .. 2^max_log2 elements."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for kind in ("transpose", "unfold"):
+        out[kind] = []
+        for log2 in range(10, max_log2 + 1):
+            rec = run_case(_sweep_case(kind, log2), repeat)
+            rec["log2_elements"] = log2
+            out[kind].append(rec)
+            print(f"  sweep {kind:9s} 2^{log2:<2d} ours {rec['times_s']['ours'] * 1e3:.3f} ms  "
+                  + "  ".join(f"ours/{c} {r:.2f}x" for c, r in rec["ratios"].items() if r),
+                  flush=True)
+    return out
+
+
+# -- eager view-op overhead ---------------------------------------------------------------
+def _eager_ops() -> dict[str, tuple[Callable[[Any], Any], str]]:
+    return {
+        "permute": (lambda x: x.permute(2, 0, 1), "x.permute(2, 0, 1)"),
+        "transpose": (lambda x: x.transpose(0, 1), "x.transpose(0, 1)"),
+        "view": (lambda x: x.view(8, 512), "x.view(8, 512)"),
+        "getitem": (lambda x: x[1:, ::2], "x[1:, ::2]"),
+        "unfold": (lambda x: x.unfold(2, 8, 4), "x.unfold(2, 8, 4)"),
+        "diagonal": (lambda x: x.diagonal(0, 1, 2), "x.diagonal(0, 1, 2)"),
+        "expand": (lambda x: x[:, :1].expand(8, 16, 32), "x[:, :1].expand(8, 16, 32)"),
+    }
+
+
+def _per_call(op: Callable[[Any], Any], x: Any, calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        op(x)
+    return (time.perf_counter() - t0) / calls
+
+
+def run_eager(calls: int) -> dict[str, dict[str, Any]]:
+    """Seconds per view op on an (8, 16, 32) ``StridedArray`` and on a torch tensor.
+
+    ``calls`` calls per op, in 5 interleaved blocks; the median block gives the time."""
+    base = np.zeros((8, 16, 32), DTYPE)
+    ours_x = fs.from_array(base)
+    torch_x = torch.from_numpy(base) if torch is not None else None
+    out = {}
+    for name, (op, code) in _eager_ops().items():
+        op(ours_x)
+        if torch_x is not None:
+            op(torch_x)
+        ours_t, torch_t = [], []
+        for _ in range(5):
+            ours_t.append(_per_call(op, ours_x, max(calls // 5, 1)))
+            if torch_x is not None:
+                torch_t.append(_per_call(op, torch_x, max(calls // 5, 1)))
+        ours_s = statistics.median(ours_t)
+        torch_s = statistics.median(torch_t) if torch_t else None
+        out[name] = {"code": code, "calls": calls, "ours_s": ours_s, "torch_s": torch_s,
+                     "ratio": ours_s / torch_s if torch_s else None,
+                     "ratio_min": min(ours_t) / min(torch_t) if torch_t else None}
+    return out
+
+
+# -- main ---------------------------------------------------------------------------------
+def _meta(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
+    return {
+        "command": "python benchmarks/bench_contiguous.py " + shlex.join(argv),
+        "small": args.small,
+        "repeat": args.repeat,
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "torch": None if torch is None else torch.__version__,
+        "torch_threads": None if torch is None else torch.get_num_threads(),
+        "torch_note": None if torch is not None else "PyTorch is not installed: torch column skipped",
+        "machine": f"{platform.machine()} {platform.system()}, {jax.devices()[0].platform}",
+        "cpu_count": os.cpu_count(),
+        "load_average_start": _loadavg(),
+        "timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "dtype": np.dtype(DTYPE).name,
+        "naive_gather": naive_gather.__doc__.splitlines()[0],
+        "plain_copy": "jit(jnp.copy) of a dense array with the output's bytes (HLO copy, not elided)",
+    }
+
+
+def _loadavg() -> list[float] | None:
+    """1, 5 and 15-minute load averages (other work on the machine skews every column)."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--small", action="store_true", help="shrink every case (a smoke run of seconds)")
+    p.add_argument("--cases", nargs="+", choices=[*CASE_BUILDERS, *EXTRA_SECTIONS],
+                   help="cases to run (default: all, plus the sweep and eager sections)")
+    p.add_argument("--json", type=Path, help="results JSON (default benchmarks/results/<name>.json)")
+    p.add_argument("--plot", type=Path, help="size-sweep plot (default benchmarks/results/<name>_sweep.png)")
+    p.add_argument("--markdown", type=Path, help="write a markdown report here (e.g. docs/benchmarks.md)")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed rounds per case (default 10; 3 with --small)")
+    args = p.parse_args(argv)
+    if args.repeat is None:
+        args.repeat = 3 if args.small else 10
+    if args.repeat < 1:
+        p.error(f"--repeat must be >= 1 (got {args.repeat})")
+    name = "bench_contiguous_small" if args.small else "bench_contiguous"
+    args.json = args.json or RESULTS_DIR / f"{name}.json"
+    args.plot = args.plot or RESULTS_DIR / f"{name}_sweep.png"
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the selected cases; write JSON (and plot, markdown); 0 when every value agrees."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    selected = args.cases or [*CASE_BUILDERS, *EXTRA_SECTIONS]
+    _compile(_plain_copy, jnp.zeros(8, DTYPE))  # one-off backend start-up, outside any case
+    result: dict[str, Any] = {"meta": _meta(args, argv), "cases": {}}
+    for name in (n for n in CASE_BUILDERS if n in selected):
+        print(f"case {name} ...", flush=True)
+        result["cases"][name] = run_case(CASE_BUILDERS[name](args.small), args.repeat)
+    if "eager" in selected:
+        print("eager view ops ...", flush=True)
+        result["eager"] = run_eager(1000 if args.small else 10_000)
+    if "sweep" in selected:
+        print("size sweep ...", flush=True)
+        result["sweep"] = run_sweep(16 if args.small else 26, args.repeat)
+        write_plot(args.plot, result["sweep"])
+        result["meta"]["plot"] = os.path.relpath(args.plot, _REPO)
+    result["meta"]["load_average_end"] = _loadavg()
+    result["targets"] = evaluate_targets(result)
+    print_report(result)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=1))
+    print(f"\nwrote {args.json}")
+    if args.markdown:
+        write_markdown(args.markdown, result)
+        print(f"wrote {args.markdown}")
+    bad = [f"{name}:{col}" for name, rec in _all_records(result)
+           for col, ok in rec["agrees_with_numpy"].items() if not ok]
+    if bad:
+        print(f"ERROR: values differ from NumPy's in {', '.join(bad)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _all_records(result: dict[str, Any]):
+    yield from result["cases"].items()
+    for kind, points in result.get("sweep", {}).items():
+        for rec in points:
+            yield f"sweep {kind} 2^{rec['log2_elements']}", rec
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Tables, markdown, plot and target verdicts for ``bench_contiguous.py`` results.
+
+Works on the JSON-ready result dict only (no JAX): ``evaluate_targets`` adds the verdicts,
+``print_report``/``write_markdown``/``write_plot`` render them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+_REPO = Path(__file__).resolve().parents[1]
+
+#: Timed columns, in table order; ratios are ``ours / column``.
+COLUMNS = ("ours", "gather", "native", "torch", "numpy", "copy")
+SWEEP_TITLES = {"transpose": "2-D transpose", "unfold": "framed signal (unfold, window 256, hop 64)"}
+
+
+# -- targets ------------------------------------------------------------------------------
+def _target(name: str, value: float | None, limit: float, detail: str,
+            value_min: float | None = None) -> dict[str, Any]:
+    """A target record; ``value_min`` is the same ratio from the minimum times (robust to
+    other work on the machine, which only ever adds time)."""
+    return {"target": name, "value": value, "limit": limit,
+            "met": None if value is None else bool(value <= limit), "detail": detail,
+            "value_min": value_min,
+            "met_min": None if value_min is None else bool(value_min <= limit)}
+
+
+def _ratio_to_best(t: dict[str, float | None]) -> float:
+    return t["ours"] / min(x for x in (t["gather"], t["native"]) if x is not None)
+
+
+def _case_targets(name: str, rec: dict[str, Any]) -> list[dict[str, Any]]:
+    t, tmin, out = rec["times_s"], rec["min_times_s"], []
+    out.append(_target(f"{name}: ours / min(gather, native)", _ratio_to_best(t), 1.05,
+                       "ours <= 1.05 x the faster of the naive gather and the native XLA op",
+                       _ratio_to_best(tmin)))
+    if rec["target_group"] and t["torch"] is not None:
+        out.append(_target(f"{name}: ours / torch", t["ours"] / t["torch"], 1.0,
+                           f"ours <= torch on the {rec['target_group']} case",
+                           tmin["ours"] / tmin["torch"]))
+    if rec["views"] == 1:  # stated for 2^24-element outputs; applied to every single view
+        out.append(_target(f"{name}: compile s", rec["compile_s"]["ours"], 0.5,
+                           "compile time < 0.5 s"))
+        out.append(_target(f"{name}: HLO KB", rec["hlo_bytes"] / 1024, 50.0,
+                           "optimised HLO text < 50 KB"))
+    out.append(_target(f"{name}: temp / output bytes", rec["temp_bytes"]["ours"] / rec["out_bytes"],
+                       1.0, "memory_analysis() temp bytes <= output bytes"))
+    return out
+
+
+def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every target with its measured value and whether it is met (reported, not enforced)."""
+    targets = []
+    for name, rec in result["cases"].items():
+        targets += _case_targets(name, rec)
+    for kind, points in result.get("sweep", {}).items():
+        for rec in points:
+            if rec["log2_elements"] == 24:
+                targets.append(_target(f"sweep {kind} 2^24: compile s", rec["compile_s"]["ours"], 0.5,
+                                       "compile time < 0.5 s for 2^24-element outputs"))
+                targets.append(_target(f"sweep {kind} 2^24: HLO KB", rec["hlo_bytes"] / 1024, 50.0,
+                                       "optimised HLO text < 50 KB for 2^24-element outputs"))
+    for name, rec in result.get("eager", {}).items():
+        if rec["ratio"] is not None:
+            targets.append(_target(f"eager {name}: ours / torch", rec["ratio"], 3.0,
+                                   "eager view-op overhead <= 3 x torch's", rec.get("ratio_min")))
+    return targets
+
+
+# -- reporting ----------------------------------------------------------------------------
+def _ms(t: float | None) -> str:
+    return "-" if t is None else f"{t * 1e3:.3f}" if t < 1e-2 else f"{t * 1e3:.1f}"
+
+
+def _x(r: float | None) -> str:
+    return "-" if r is None else f"{r:.2f}x"
+
+
+def case_rows(cases: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the main table: times in ms, ratios ours/column in brackets."""
+    header = ["case", "out elems", "path", "ours ms"] + [f"{c} ms (ours/{c})" for c in COLUMNS[1:]] + [
+        "A/A", "compile s", "HLO KB", "temp/out MiB", "ok"]
+    rows = []
+    for name, rec in cases.items():
+        t, r = rec["times_s"], rec["ratios"]
+        cells = [name, f"{rec['out_elements']:,}", rec["lowering_path"] or "-", _ms(t["ours"])]
+        cells += ["-" if t[c] is None else f"{_ms(t[c])} ({_x(r[c])})" for c in COLUMNS[1:]]
+        cells += [_x(rec["aa_ratio"]), f"{rec['compile_s']['ours']:.3f}", f"{rec['hlo_bytes'] / 1024:.1f}",
+                  f"{rec['temp_bytes']['ours'] / 2**20:.2f}/{rec['out_bytes'] / 2**20:.2f}",
+                  "yes" if all(rec["agrees_with_numpy"].values()) else "NO"]
+        rows.append(cells)
+    return header, rows
+
+
+def description_rows(cases: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows describing each case: the view, its layout, the native op."""
+    header = ["case", "view", "layout (shape):(strides)+offset", "native op"]
+    rows = [[name, rec["description"], f"`{rec['layout']}`", rec["native_op"] or "none"]
+            for name, rec in cases.items()]
+    return header, rows
+
+
+def sweep_rows(sweep: dict[str, list[dict[str, Any]]]) -> tuple[list[str], list[list[str]]]:
+    header = (["layout", "elements", "path", "ours ms"] + [f"{c} ms" for c in COLUMNS[1:]]
+              + ["A/A", "ours ns/elem"])
+    rows = []
+    for kind, points in sweep.items():
+        for rec in points:
+            t = rec["times_s"]
+            rows.append([kind, f"2^{rec['log2_elements']}", rec["lowering_path"] or "-", _ms(t["ours"])]
+                        + [_ms(t[c]) for c in COLUMNS[1:]]
+                        + [_x(rec["aa_ratio"]), f"{t['ours'] / rec['out_elements'] * 1e9:.2f}"])
+    return header, rows
+
+
+def eager_rows(eager: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    header = ["view op", "code", "ours us", "torch us", "ours/torch"]
+    rows = [[name, f"`{rec['code']}`", f"{rec['ours_s'] * 1e6:.2f}",
+             "-" if rec["torch_s"] is None else f"{rec['torch_s'] * 1e6:.2f}", _x(rec["ratio"])]
+            for name, rec in eager.items()]
+    return header, rows
+
+
+def target_rows(targets: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    header = ["target", "measured (medians)", "met", "from minima", "met", "limit"]
+    num = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
+    verdict = {True: "yes", False: "NO", None: "-"}
+    rows = [[t["target"], num(t["value"]), verdict[t["met"]], num(t.get("value_min")),
+             verdict[t.get("met_min")], f"{t['limit']:g}"] for t in targets]
+    return header, rows
+
+
+def format_text(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def format_markdown(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def write_markdown(path: Path, result: dict[str, Any]) -> None:
+    """The results as ``docs/benchmarks.md``: method, command line, tables, targets."""
+    meta = result["meta"]
+    parts = [
+        "# Benchmarks: `contiguous()`",
+        "",
+        "Generated by `benchmarks/bench_contiguous.py`; regenerate with:",
+        "",
+        "```",
+        meta["command"],
+        "```",
+        "",
+        f"Machine: {meta['machine']}; {meta['cpu_count']} CPUs; jax {meta['jax']}, numpy "
+        f"{meta['numpy']}, torch {meta['torch'] or 'not installed'} ({meta['torch_threads']} "
+        f"threads); {meta['timestamp']}; load average (1/5/15 min) "
+        f"{meta.get('load_average_start')} at the start, {meta.get('load_average_end')} at the "
+        f"end. Medians of up to {meta['repeat']} interleaved rounds after warm-up (fewer "
+        "rounds for cases whose round exceeds the time budget; see the JSON, which also has "
+        "the minima). Absolute times on a shared machine mean little; ratios measured side by "
+        "side are what count.",
+        "",
+        "Columns: **ours** `jit(lambda s: StridedArray(s, layout).contiguous().storage"
+        ".reshape(layout.shape))`; **gather** one `lax.gather` over in-graph iota indices, no "
+        "structure used; **native** the XLA op on the dense input, where one exists; "
+        "**torch** `torch.as_strided(...).contiguous()`; **numpy** "
+        "`np.ascontiguousarray(as_strided(...))`; **copy** jitted `jnp.copy` of the "
+        "output's bytes. Every JAX column returns the view's shape (a flat program output "
+        "slows XLA:CPU's transposes ~1.5x, whoever computes them). *path*: the lowering "
+        "`contiguous()` took (`lowering.plan`). Brackets: ours / column (below 1: ours is "
+        "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
+        "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "
+        "Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
+        "equals NumPy's result.",
+        "",
+        format_markdown(*case_rows(result["cases"])),
+        "",
+        "### Cases",
+        "",
+        format_markdown(*description_rows(result["cases"])),
+        "",
+        "`batch_small_views`: one jitted program runs a Python loop of `contiguous()` over the "
+        "views of one storage and stacks the results (so its compile time grows with the number "
+        "of views); torch and numpy run the same loop eagerly; native is one batched transpose.",
+    ]
+    if result.get("eager"):
+        parts += ["", "## Eager view ops (metadata only)", "",
+                  "Per call on an `(8, 16, 32)` float32 array, same ops side by side.", "",
+                  format_markdown(*eager_rows(result["eager"]))]
+    if result.get("sweep"):
+        parts += ["", "## Size sweep", "",
+                  "`contiguous()` of a transpose (2-D, near-square) and of a framed signal "
+                  "(window 256, hop 64) by output size; time per call in ms.", ""]
+        if meta.get("plot"):
+            rel = os.path.relpath(_REPO / meta["plot"], path.resolve().parent)
+            parts += [f"![time vs size]({Path(rel).as_posix()})", ""]
+        parts += [format_markdown(*sweep_rows(result["sweep"]))]
+    parts += ["", "## Targets", "", "Reported by every run, never asserted by tests. Time ratios "
+              "are given from the medians and from the minima (other work on the machine only "
+              "ever adds time, so the minima show the uncontended ratio).", "",
+              format_markdown(*target_rows(result["targets"])), ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
+def write_plot(path: Path, sweep: dict[str, list[dict[str, Any]]]) -> None:
+    """Log-log time vs output elements of every column, one panel per sweep layout."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(sweep), figsize=(6 * len(sweep), 4.5), squeeze=False)
+    colors = dict(zip(COLUMNS, plt.rcParams["axes.prop_cycle"].by_key()["color"][:len(COLUMNS)], strict=True))
+    for ax, (kind, points) in zip(axes[0], sweep.items(), strict=True):
+        sizes = [2 ** p["log2_elements"] for p in points]
+        for col in COLUMNS:
+            ys = [p["times_s"][col] for p in points]
+            if all(y is not None for y in ys):
+                ax.plot(sizes, [y * 1e3 for y in ys], marker="o", ms=3, label=col, color=colors[col])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"contiguous() of a {SWEEP_TITLES.get(kind, kind)}")
+        ax.set_xlabel("output elements (float32)")
+        ax.set_ylabel("median time per call (ms)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def print_report(result: dict[str, Any]) -> None:
+    """Every table of ``result`` as plain text on stdout."""
+    if result["cases"]:
+        print("\n" + format_text(*case_rows(result["cases"])))
+    if result.get("eager"):
+        print("\n" + format_text(*eager_rows(result["eager"])))
+    if result.get("sweep"):
+        print("\n" + format_text(*sweep_rows(result["sweep"])))
+    print("\n" + format_text(*target_rows(result["targets"])))
+    if result["meta"]["torch_note"]:
+        print(result["meta"]["torch_note"])
+

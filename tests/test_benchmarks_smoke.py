@@ -1,0 +1,121 @@
+"""Smoke run of ``benchmarks/bench_contiguous.py --small``: it runs, checks its values, and
+writes complete results. Times are checked to be finite and positive, never compared."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "benchmarks" / "bench_contiguous.py"
+CASES = ("nchw_to_nhwc", "transpose", "slice_every_other", "expand_row", "frame_signal",
+         "attention_heads", "ncdhw_to_ndhwc", "ndhwc_to_ncdhw", "diagonal", "batch_small_views")
+NO_NATIVE = {"frame_signal"}  # no single XLA op frames a signal
+EAGER_OPS = ("permute", "view", "getitem", "unfold")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    paths = {"json": out / "r.json", "plot": out / "sweep.png", "markdown": out / "bench.md"}
+    proc = _run("--small", "--repeat", "2", *(a for k, p in paths.items() for a in (f"--{k}", str(p))))
+    return proc, paths
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def test_small_run_exits_zero(small_run):
+    proc, _ = small_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def result(small_run):
+    proc, paths = small_run
+    if proc.returncode != 0:
+        pytest.fail(f"benchmark failed (rc {proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(paths["json"].read_text())
+
+
+def test_every_case_has_positive_times_and_consistent_ratios(result):
+    assert set(result["cases"]) == set(CASES)
+    for name, rec in result["cases"].items():
+        times, ratios = rec["times_s"], rec["ratios"]
+        expected = {"ours", "gather", "numpy", "copy"} | ({"torch"} if HAS_TORCH else set())
+        expected |= set() if name in NO_NATIVE else {"native"}
+        present = {c for c, t in times.items() if t is not None}
+        assert present == expected, name
+        assert all(_positive(times[c]) for c in present), (name, times)
+        for col in present - {"ours"}:
+            assert _positive(ratios[col]), (name, col, ratios)
+            assert ratios[col] == pytest.approx(times["ours"] / times[col]), (name, col)
+        assert _positive(rec["aa_ratio"]) and _positive(rec["aa_ratio_min"]), name
+
+
+def test_every_case_reports_compile_stats_and_agrees_with_numpy(result):
+    for name, rec in result["cases"].items():
+        assert _positive(rec["compile_s"]["ours"]), name
+        assert _positive(rec["hlo_bytes"]) and _positive(rec["stablehlo_bytes"]), name
+        assert all(isinstance(b, int) and b >= 0 for b in rec["temp_bytes"].values()), name
+        assert rec["out_bytes"] == 4 * rec["out_elements"] > 0, name
+        assert rec["agrees_with_numpy"] and all(rec["agrees_with_numpy"].values()), (name, rec)
+    assert result["cases"]["batch_small_views"]["views"] == 50
+
+
+def test_sweep_covers_sizes_and_eager_covers_view_ops(result):
+    for kind in ("transpose", "unfold"):
+        points = result["sweep"][kind]
+        assert [p["log2_elements"] for p in points] == list(range(10, 17))
+        assert [p["out_elements"] for p in points] == [2**k for k in range(10, 17)]
+        assert all(_positive(p["times_s"]["ours"]) and _positive(p["times_s"]["gather"]) for p in points)
+    for op in EAGER_OPS:
+        rec = result["eager"][op]
+        assert _positive(rec["ours_s"]), op
+        if HAS_TORCH:
+            assert _positive(rec["torch_s"]) and rec["ratio"] == pytest.approx(rec["ours_s"] / rec["torch_s"])
+
+
+def test_targets_are_reported_with_a_verdict(result):
+    targets = {t["target"]: t for t in result["targets"]}
+    for name in CASES:
+        t = targets[f"{name}: ours / min(gather, native)"]
+        assert t["limit"] == 1.05 and isinstance(t["met"], bool) and _positive(t["value"])
+        assert isinstance(t["met_min"], bool) and _positive(t["value_min"])
+        rec = result["cases"][name]
+        best = min(x for x in (rec["times_s"]["gather"], rec["times_s"]["native"]) if x is not None)
+        assert t["value"] == pytest.approx(rec["times_s"]["ours"] / best)
+        assert t["met"] == (t["value"] <= 1.05)
+    assert "expand_row: ours / torch" in targets or not HAS_TORCH
+
+
+def test_plot_and_markdown_are_written(result, small_run):
+    _, paths = small_run
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = paths["markdown"].read_text()
+    assert "--small" in text and "| case |" in text and "## Targets" in text
+    assert all(f"| {name} |" in text for name in CASES)
+    assert ">>>" not in text  # docs/*.md are collected as doctests
+
+
+def test_cases_option_selects_and_rejects(tmp_path):
+    out = tmp_path / "one.json"
+    proc = _run("--small", "--repeat", "1", "--cases", "diagonal", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert list(result["cases"]) == ["diagonal"] and "sweep" not in result and "eager" not in result
+    bad = _run("--cases", "no_such_case")
+    assert bad.returncode == 2 and "invalid choice: 'no_such_case'" in bad.stderr
