@@ -22,6 +22,7 @@ from .errors import LayoutError, OutOfRangeError
 __all__ = [
     "Layout",
     "contiguous_strides",
+    "dense_strides_like",
     "format_layout",
     "is_static_offset",
 ]
@@ -97,6 +98,47 @@ def contiguous_strides(shape: Shape, order: str = "C") -> Strides:
     return tuple(strides)
 
 
+def dense_strides_like(shape: Shape, strides: Strides) -> Strides:
+    """Dense strides for ``shape`` that keep the order of ``strides`` (innermost = smallest
+    stride; ties and stride-0 dims keep their place), in elements.
+
+    What a copy with ``memory_format=torch.preserve_format`` gets when the source is not
+    non-overlapping-and-dense.
+
+    Example:
+      >>> dense_strides_like((3, 3), (1, 6)), dense_strides_like((1, 3), (1, 7))
+      ((1, 3), (1, 1))
+
+    Semantics: ATen ``infer_dense_strides`` (the insertion sort of TensorIterator's
+    ``reorder_dimensions``)."""
+    nd = len(shape)
+    perm = list(range(nd - 1, -1, -1))
+
+    def order(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0  # ambiguous: keep the current order
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = order(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * nd
+    running = 1
+    for d in perm:
+        out[d] = running
+        running *= max(shape[d], 1)
+    return tuple(out)
+
+
 def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) -> str:
     """``"(2,3):(3,1)+0"``: the pycute-style notation used in messages."""
     shape, strides = tuple(shape), tuple(strides)
@@ -163,8 +205,17 @@ class Layout:
                     "the storage offset must be >= 0."
                 )
             object.__setattr__(self, "offset", offset)
-        elif isinstance(offset, float):
-            raise LayoutError(f"Layout: offset {offset!r} is not an integer; pass an int.")
+        else:
+            dtype = getattr(offset, "dtype", None)
+            if dtype is None or np.dtype(dtype).kind not in "iu" or getattr(offset, "ndim", 1) != 0:
+                raise LayoutError(
+                    f"Layout: offset {offset!r} is not an integer (got type {type(offset).__name__}"
+                    f"{', dtype ' + str(dtype) if dtype is not None else ''}); pass an int, or an integer "
+                    "JAX scalar for a dynamic offset."
+                )
+            if np.dtype(dtype).itemsize < 4 or np.dtype(dtype).kind == "u":
+                # offset + k*stride must not wrap in a narrow integer type
+                object.__setattr__(self, "offset", offset.astype(np.int32))
 
     # -- constructors -------------------------------------------------------------------
     @staticmethod

@@ -385,5 +385,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     offset = np.asarray(layout.offset, dtype)
     if layout.is_contiguous():
         return _eager_slice(storage, offset, shape=layout.shape)
-    strides = np.asarray(layout.strides, dtype).reshape(len(layout.shape))
+    # a size-1 dim's stride never reaches storage (and may not fit the index dtype)
+    live = [s if n > 1 else 0 for n, s in zip(layout.shape, layout.strides)]
+    strides = np.asarray(live, dtype).reshape(len(layout.shape))
     return _eager_gather(storage, strides, offset, shape=layout.shape)

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import jax.numpy as jnp
+import numpy as np
+
 from . import views
 from .errors import LayoutError
 from .strided import StridedArray, as_strided, from_array
@@ -137,7 +140,7 @@ def contiguous(x: Any, /) -> StridedArray:
 
 
 def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:
-    src_shape = tuple(getattr(src, "shape", ()))
+    src_shape = tuple(np.shape(src))
     if src_shape != target.shape:
         raise LayoutError(
             f"{op}: expected src to have a size equal to the slice of input: src shape {src_shape}, "
@@ -145,26 +148,39 @@ def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:
         )
 
 
+def _writable_base(x: StridedArray) -> StridedArray:
+    """What PyTorch's ``*_scatter`` ops write into (``clone_preserve_strides``): ``x``'s own
+    layout over its storage, or a ``clone()`` when an expanded (stride-0) dim makes
+    elements share storage slots."""
+    if any(n > 1 and s == 0 for n, s in zip(x.shape, x.stride())):
+        return x.clone()
+    return x
+
+
 def _scatter_into(input: Any, src: Any, view_of, op: str) -> StridedArray:
-    """Clone ``input`` (PyTorch's preserve-format clone), write ``src`` through
-    ``view_of(clone)`` (shapes must match exactly, as in PyTorch), return the clone."""
-    out = from_array(input).clone()
-    target = view_of(out)
+    """Write ``src`` through ``view_of(base)`` (shapes must match exactly and ``src`` is cast
+    to the input's dtype, as PyTorch's ``copy_`` does) and return ``base`` over the written
+    storage, with ``input``'s shape, strides and offset."""
+    base = _writable_base(from_array(input))
+    target = view_of(base)
     _check_src_shape(src, target, op)
-    return out.with_storage(target.set(src, overlap="last").storage)
+    values = jnp.asarray(src).astype(base.dtype)
+    return base.with_storage(target.set(values, overlap="last").storage)
 
 
 def as_strided_scatter(input: Any, src: Any, size: Sequence[int], stride: Sequence[int],
                        storage_offset: int | None = None) -> StridedArray:
     """``input`` with the elements of ``input.as_strided(size, stride, storage_offset)``
-    replaced by ``src`` (whose shape must equal ``size``).
+    replaced by ``src`` (whose shape must equal ``size``; cast to ``input``'s dtype).
 
     ``size``/``stride``/``storage_offset`` address ``input``'s underlying storage (in
     elements; ``None`` is ``input``'s own offset), as ``as_strided`` does; the result has
     ``input``'s layout over the written storage, so slots the write reaches outside
-    ``input``'s own elements are not visible in it. Where several elements of ``src``
-    address one slot, the last in row-major order of ``src`` wins (PyTorch's CPU loop order
-    for most layouts; PyTorch refuses stride-0 destinations, this function defines them).
+    ``input``'s own elements are not visible in it. An ``input`` with an expanded
+    (stride-0) dim is first copied with ``clone()``, as PyTorch does. Where several
+    elements of ``src`` address one slot, the last in row-major order of ``src`` wins
+    (PyTorch's CPU loop order for most layouts; PyTorch refuses stride-0 destinations,
+    this function defines them too).
 
     Raises:
       LayoutError: ``src`` shape differs from ``size``, bad size/stride/offset;
@@ -175,15 +191,14 @@ def as_strided_scatter(input: Any, src: Any, size: Sequence[int], stride: Sequen
       [[1.0, 0.0], [0.0, 1.0]]
 
     Semantics: ``torch.as_strided_scatter``."""
-    x = from_array(input)
-    target = x.as_strided(size, stride, storage_offset)
-    _check_src_shape(src, target, "as_strided_scatter")
-    return x.with_storage(target.set(src, overlap="last").storage)
+    return _scatter_into(input, src, lambda c: c.as_strided(size, stride, storage_offset),
+                         "as_strided_scatter")
 
 
 def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,
                   end: int | None = None, step: int = 1) -> StridedArray:
-    """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``.
+    """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``
+    (cast to ``input``'s dtype); the result keeps ``input``'s shape, strides and offset.
 
     Raises:
       LayoutError: ``step < 1`` or ``src`` shape differs from the slice's;
@@ -198,7 +213,8 @@ def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,
 
 
 def select_scatter(input: Any, src: Any, dim: int, index: int) -> StridedArray:
-    """``input`` with ``input.select(dim, index)`` replaced by ``src``.
+    """``input`` with ``input.select(dim, index)`` replaced by ``src`` (cast to ``input``'s
+    dtype); the result keeps ``input``'s shape, strides and offset.
 
     Raises:
       OutOfRangeError: ``dim``/``index`` out of range; LayoutError: ``src`` shape mismatch.
@@ -208,7 +224,8 @@ def select_scatter(input: Any, src: Any, dim: int, index: int) -> StridedArray:
 
 
 def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> StridedArray:
-    """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src``.
+    """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src`` (cast to
+    ``input``'s dtype); the result keeps ``input``'s shape, strides and offset.
 
     Raises:
       OutOfRangeError: a dim out of range; LayoutError: ``dim1 == dim2`` or ``src`` shape

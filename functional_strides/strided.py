@@ -15,7 +15,7 @@ import numpy as np
 
 from . import views
 from .errors import LayoutError, OutOfRangeError, StorageError
-from .layout import Layout, is_static_offset
+from .layout import Layout, dense_strides_like, is_static_offset
 from .lowering import is_traced, materialize
 from .scatter import write
 
@@ -206,7 +206,7 @@ class StridedArray:
         if self.layout.is_contiguous():
             return self
         dense = _materialize(self.storage, self.layout)
-        return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout.contiguous(self.shape))
+        return StridedArray._wrap(dense.reshape(*self.batch_shape, self.numel()), Layout.contiguous(self.shape))
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)
@@ -216,18 +216,18 @@ class StridedArray:
         return out if dtype is None else out.astype(dtype)
 
     def clone(self) -> StridedArray:
-        """A copy over fresh storage of ``numel`` elements, offset 0. Strides are kept when the
-        layout is non-overlapping and dense (PyTorch's ``memory_format=torch.preserve_format``),
-        else row-major.
+        """A copy over fresh storage of ``numel`` elements, offset 0, with PyTorch's
+        ``preserve_format`` strides: the same strides when the layout is empty or
+        non-overlapping and dense, else dense strides in the order of this layout's strides
+        (:func:`functional_strides.layout.dense_strides_like`).
 
-        Semantics: ``torch.Tensor.clone``."""
+        Semantics: ``torch.Tensor.clone`` (``memory_format=torch.preserve_format``)."""
         lay = self.layout
-        if lay.is_non_overlapping_and_dense() and not lay.is_empty:
-            order = sorted(range(lay.ndim), key=lambda d: (-lay.strides[d], d))
-            dense = _materialize(self.storage, views.permute(lay, order))
-            return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout(lay.shape, lay.strides, 0))
-        dense = _materialize(self.storage, lay)
-        return StridedArray._wrap(dense.reshape(*self.batch_shape, -1), Layout.contiguous(self.shape))
+        keep = lay.is_empty or lay.is_non_overlapping_and_dense()
+        out = Layout(lay.shape, lay.strides if keep else dense_strides_like(lay.shape, lay.strides), 0)
+        order = sorted(range(lay.ndim), key=lambda d: (-out.strides[d], d))
+        dense = _materialize(self.storage, views.permute(lay, order))
+        return StridedArray._wrap(dense.reshape(*self.batch_shape, lay.numel), out)
 
     # -- functional writes ----------------------------------------------------------------
     def with_storage(self, storage: Any) -> StridedArray:
@@ -235,8 +235,13 @@ class StridedArray:
         a write made through another view ``w`` of the same storage.
 
         Raises:
-          StorageError: ``storage`` is not 1-D (or batched like this array's) or is shorter
-            than the layout's ``required_storage_size``."""
+          StorageError: ``storage`` is not 1-D (for a batched array: has no batch axes) or
+            is shorter than the layout's ``required_storage_size``."""
+        if self.batch_shape and jnp.ndim(storage) < 2:
+            raise StorageError(
+                f"with_storage: this array is batched (batch_shape {self.batch_shape}, layout "
+                f"{self.layout}) but the new storage has shape {tuple(jnp.shape(storage))}; give a "
+                "storage of shape (*batch, N).")
         return StridedArray(storage, self.layout, batched=bool(self.batch_shape))
 
     def _write(self, src: Any, mode: str, overlap: str = "error") -> StridedArray:

@@ -223,3 +223,37 @@ def test_overlap_queries_are_wired():
     assert not fs.overlaps(frames[0], other)  # different storages never overlap
     with pytest.raises(fs.LayoutError, match="expects two StridedArray or two Layout"):
         fs.overlaps(frames[0], frames[1].layout)
+
+
+def test_clone_matches_torch_preserve_format():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        r = int(rng.integers(0, 5))
+        shape = tuple(int(v) for v in rng.integers(0, 4, r))
+        strides = tuple(int(v) for v in rng.integers(0, 6, r))
+        offset = int(rng.integers(0, 3))
+        n = Layout(shape, strides, offset).required_storage_size + 1
+        ours = fs.as_strided(jnp.arange(float(n)), shape, strides, offset).clone()
+        theirs = torch.arange(float(n)).as_strided(shape, strides, offset).clone()
+        assert ours.stride() == theirs.stride() and ours.storage_offset() == 0, (shape, strides)
+        np.testing.assert_array_equal(np.asarray(ours), theirs.numpy())
+        assert ours.storage.shape == (max(ours.numel(), 0),)
+
+
+def test_dynamic_offsets_are_checked_and_widened():
+    with pytest.raises(fs.LayoutError, match="is not an integer"):
+        Layout((3,), (1,), jnp.float32(2.0))
+    with pytest.raises(fs.LayoutError, match="is not an integer"):
+        Layout((3,), (1,), "2")
+    with pytest.raises(fs.LayoutError, match="is not an integer"):
+        Layout((3,), (1,), None)
+    assert Layout((3,), (1,), jnp.int8(5)).offset.dtype == jnp.int32
+    out = jax.jit(lambda k: jnp.asarray(StridedArray(jnp.arange(300.0), Layout((3,), (1,), k)).narrow(0, 2, 1)))(
+        jnp.int8(127))
+    assert out.tolist() == [129.0]
+
+
+def test_eager_read_ignores_stride_of_size1_dims():
+    x = StridedArray(jnp.arange(10.0), Layout((2, 1), (2, 2**31)))
+    assert np.asarray(x).tolist() == [[0.0], [2.0]]
