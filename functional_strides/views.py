@@ -56,8 +56,10 @@ def _index(op: str, name: str, value: Any) -> int:
         raise LayoutError(f"{op}: {name} must be an int (got {name}={value!r}).") from None
 
 
-def canonical_dim(dim: Any, ndim: int, *, op: str) -> int:
+def canonical_dim(dim: Any, ndim: int, *, op: str, layout: Layout | None = None) -> int:
     """Wrap a possibly negative ``dim`` into ``[0, ndim)``; rank 0 accepts -1 and 0.
+
+    ``layout``, when given, is named in the error message.
 
     Raises:
       OutOfRangeError: ``dim`` outside ``[-max(ndim,1), max(ndim,1))``.
@@ -66,9 +68,10 @@ def canonical_dim(dim: Any, ndim: int, *, op: str) -> int:
     dim = _index(op, "dim", dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
+        where = f" (layout {layout})" if layout is not None else ""
         raise OutOfRangeError(
             f"{op}: dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-            f"but got {dim}) for a tensor of rank {ndim}."
+            f"but got {dim}) for a tensor of rank {ndim}{where}."
         )
     return dim + n if dim < 0 else dim
 
@@ -79,8 +82,10 @@ def _dims_tuple(dims: Any) -> tuple[Any, ...]:
     return (dims,)
 
 
-def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view") -> Shape:
-    """Resolve one ``-1`` in ``shape`` so that ``prod(shape) == numel``.
+def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
+               layout: Layout | None = None) -> Shape:
+    """Resolve one ``-1`` in ``shape`` so that ``prod(shape) == numel``; ``layout``, when
+    given, is named in error messages.
 
     Raises:
       LayoutError: more than one -1, an extent < -1, an ambiguous -1 (0 elements), or a
@@ -88,17 +93,18 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view") -> Shape:
 
     Semantics: ATen ``infer_size``."""
     shape = tuple(_index(op, "shape", s) for s in shape)
+    where = f" (layout {layout})" if layout is not None else ""
     known, infer = 1, None
     for d, s in enumerate(shape):
         if s == -1:
             if infer is not None:
                 raise LayoutError(
                     f"{op}: only one dimension can be inferred (got shape {list(shape)} with -1 "
-                    f"at dims {infer} and {d})."
+                    f"at dims {infer} and {d}){where}."
                 )
             infer = d
         elif s < 0:
-            raise LayoutError(f"{op}: invalid shape dimension {s} in shape {list(shape)}; "
+            raise LayoutError(f"{op}: invalid shape dimension {s} in shape {list(shape)}{where}; "
                               "extents must be >= 0, or -1 to infer one.")
         else:
             known *= s
@@ -108,12 +114,12 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view") -> Shape:
         if known == 0:
             raise LayoutError(
                 f"{op}: cannot reshape tensor of 0 elements into shape {list(shape)} because "
-                "the unspecified dimension size -1 can be any value and is ambiguous."
+                f"the unspecified dimension size -1 can be any value and is ambiguous{where}."
             )
         return (*shape[:infer], numel // known, *shape[infer + 1:])
     raise LayoutError(
         f"{op}: shape {list(shape)} is invalid for input of size {numel} "
-        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''})."
+        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''}){where}."
     )
 
 
@@ -199,7 +205,7 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
       '(2,6):(6,1)+0'
 
     Semantics: ``torch.Tensor.view(*shape)``."""
-    new_shape = infer_size(shape, layout.numel, op="view")
+    new_shape = infer_size(shape, layout.numel, op="view", layout=layout)
     strides = view_strides(layout.shape, layout.strides, new_shape)
     if strides is None:
         raise ViewError(_explain_view(layout, new_shape))
@@ -255,10 +261,10 @@ def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
             f"permute: the number of dims {len(dims)} in dims={list(dims)} does not match "
             f"the rank {layout.ndim} of layout {layout}; give a permutation of range({layout.ndim})."
         )
-    canon = tuple(canonical_dim(d, layout.ndim, op="permute") for d in dims)
+    canon = tuple(canonical_dim(d, layout.ndim, op="permute", layout=layout) for d in dims)
     if len(set(canon)) != len(canon):
-        raise LayoutError(f"permute: repeated dim in dims={list(dims)}; give a permutation of "
-                          f"range({layout.ndim}).")
+        raise LayoutError(f"permute: repeated dim in dims={list(dims)} (layout {layout}); give a "
+                          f"permutation of range({layout.ndim}).")
     return Layout(tuple(layout.shape[d] for d in canon),
                   tuple(layout.strides[d] for d in canon), layout.offset)
 
@@ -268,8 +274,8 @@ def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
 
     Raises:
       OutOfRangeError: a dim is out of range."""
-    d0 = canonical_dim(dim0, layout.ndim, op="transpose")
-    d1 = canonical_dim(dim1, layout.ndim, op="transpose")
+    d0 = canonical_dim(dim0, layout.ndim, op="transpose", layout=layout)
+    d1 = canonical_dim(dim1, layout.ndim, op="transpose", layout=layout)
     if layout.ndim == 0:
         return layout
     order = list(range(layout.ndim))
@@ -304,10 +310,15 @@ def reverse_dims(layout: Layout) -> Layout:
 
 
 def mT(layout: Layout) -> Layout:  # noqa: N802 - PyTorch's name
-    """Swap the last two dims. Semantics: ``torch.Tensor.mT``.
+    """Swap the last two dims; rank 0 is returned unchanged with a ``UserWarning`` (as
+    PyTorch, which deprecates it). Semantics: ``torch.Tensor.mT``.
 
     Raises:
-      LayoutError: rank < 2."""
+      LayoutError: rank 1."""
+    if layout.ndim == 0:
+        warnings.warn("mT: `x.mT` on a rank-0 array is deprecated in PyTorch and returns the "
+                      "array unchanged; use x.mT only on arrays of rank >= 2.", UserWarning, stacklevel=3)
+        return layout
     if layout.ndim < 2:
         raise LayoutError(f"mT: expects a layout of rank >= 2, but layout {layout} has rank {layout.ndim}.")
     return transpose(layout, -2, -1)
@@ -324,18 +335,19 @@ def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
     src, dst = _dims_tuple(source), _dims_tuple(destination)
     if len(src) != len(dst):
         raise LayoutError(f"movedim: invalid source or destination dims: source ({list(src)} dims) "
-                          f"should contain the same number of dims as destination ({list(dst)} dims).")
+                          f"should contain the same number of dims as destination ({list(dst)} dims) "
+                          f"(layout {layout}).")
     n = layout.ndim
-    src = tuple(canonical_dim(d, n, op="movedim") for d in src)
-    dst = tuple(canonical_dim(d, n, op="movedim") for d in dst)
+    src = tuple(canonical_dim(d, n, op="movedim", layout=layout) for d in src)
+    dst = tuple(canonical_dim(d, n, op="movedim", layout=layout) for d in dst)
     if len(set(src)) != len(src):
-        raise LayoutError(f"movedim: repeated dim in source ({list(source) if isinstance(source, Sequence) else source}).")
+        raise LayoutError(f"movedim: repeated dim in source ({list(src)}) (layout {layout}).")
     if len(set(dst)) != len(dst):
-        raise LayoutError(f"movedim: repeated dim in destination ({list(destination) if isinstance(destination, Sequence) else destination}).")
+        raise LayoutError(f"movedim: repeated dim in destination ({list(dst)}) (layout {layout}).")
     if n == 0:
         return layout
     order: list[int | None] = [None] * n
-    for s, d in zip(src, dst):
+    for s, d in zip(src, dst, strict=True):
         order[d] = s
     rest = iter(d for d in range(n) if d not in src)
     perm = [o if o is not None else next(rest) for o in order]
@@ -347,13 +359,19 @@ def squeeze(layout: Layout, dim: Any = None) -> Layout:
     size 1 (others are kept silently, as in PyTorch).
 
     Raises:
+      LayoutError: a dim appears twice in ``dim`` (after wrapping negative dims).
       OutOfRangeError: a dim is out of range.
 
     Semantics: ``torch.squeeze``."""
     if dim is None:
         drop = {d for d, n in enumerate(layout.shape) if n == 1}
     else:
-        dims = {canonical_dim(d, layout.ndim, op="squeeze") for d in _dims_tuple(dim)}
+        wrapped = [canonical_dim(d, layout.ndim, op="squeeze", layout=layout) for d in _dims_tuple(dim)]
+        dims = set(wrapped)
+        if len(dims) != len(wrapped):
+            repeated = next(d for d in wrapped if wrapped.count(d) > 1)
+            raise LayoutError(f"squeeze: dim {repeated} appears multiple times in the list of dims "
+                              f"(got dim={dim!r} for layout {layout}); list each dim once.")
         drop = {d for d in dims if layout.ndim and layout.shape[d] == 1}
     keep = [d for d in range(layout.ndim) if d not in drop]
     return Layout(tuple(layout.shape[d] for d in keep), tuple(layout.strides[d] for d in keep),
@@ -368,7 +386,7 @@ def unsqueeze(layout: Layout, dim: Any) -> Layout:
       OutOfRangeError: ``dim`` is out of range.
 
     Semantics: ``torch.unsqueeze`` (``inferUnsqueezeGeometry``)."""
-    d = canonical_dim(dim, layout.ndim + 1, op="unsqueeze")
+    d = canonical_dim(dim, layout.ndim + 1, op="unsqueeze", layout=layout)
     stride = 1 if d >= layout.ndim else layout.shape[d] * layout.strides[d]
     return Layout((*layout.shape[:d], 1, *layout.shape[d:]),
                   (*layout.strides[:d], stride, *layout.strides[d:]), layout.offset)
@@ -384,6 +402,9 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
     Example:
       >>> str(expand(Layout((3, 1), (1, 1)), (2, 3, 4)))
       '(2,3,4):(0,1,0)+0'
+
+    A rank-0 layout gets stride 0 in every dim. Deviation: PyTorch accepts -1 (and returns
+    a negative extent) when expanding a rank-0 tensor; here -1 in a new dim is refused.
 
     Semantics: ``torch.Tensor.expand`` (``inferExpandGeometry``)."""
     sizes = tuple(_index("expand", "size", s) for s in shape)
@@ -403,11 +424,12 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
             if d < 0:
                 raise LayoutError(
                     f"expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
-                    f"non-existing dimension {i} (got shape {list(sizes)})."
+                    f"non-existing dimension {i} (got shape {list(sizes)}, layout {layout})."
                 )
             target = size
         if target < 0:
-            raise LayoutError(f"expand: invalid extent {target} at dim {i} (got shape {list(sizes)}); "
+            raise LayoutError(f"expand: invalid extent {target} at dim {i} (got shape {list(sizes)}, "
+                              f"layout {layout}); "
                               "extents must be >= 0, or -1 to keep one.")
         if size != target:
             if size != 1:
@@ -418,6 +440,8 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
                 )
             size, stride = target, 0
         out_shape[i], out_strides[i] = size, stride
+    if layout.ndim == 0:
+        out_strides = [0] * n  # a scalar broadcasts with stride 0 in every dim, size-1 ones too
     return Layout(tuple(out_shape), tuple(out_strides), layout.offset)
 
 
@@ -430,8 +454,8 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
 
     Semantics: ``torch.narrow``."""
     if layout.ndim == 0:
-        raise LayoutError("narrow: cannot be applied to a rank-0 layout.")
-    d = canonical_dim(dim, layout.ndim, op="narrow")
+        raise LayoutError(f"narrow: cannot be applied to a rank-0 layout (layout {layout}).")
+    d = canonical_dim(dim, layout.ndim, op="narrow", layout=layout)
     start, length = _index("narrow", "start", start), _index("narrow", "length", length)
     n = layout.shape[d]
     if not -n <= start <= n:
@@ -440,7 +464,7 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     if start < 0:
         start += n
     if length < 0:
-        raise LayoutError(f"narrow: length must be non-negative (got length={length}).")
+        raise LayoutError(f"narrow: length must be non-negative (got length={length}, layout {layout}).")
     if start + length > n:
         raise OutOfRangeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
                               f"({n}) of dim {d} of layout {layout}.")
@@ -462,8 +486,8 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
 
     Semantics: ``torch.select``."""
     if layout.ndim == 0:
-        raise OutOfRangeError("select: cannot be applied to a rank-0 layout.")
-    d = canonical_dim(dim, layout.ndim, op="select")
+        raise OutOfRangeError(f"select: cannot be applied to a rank-0 layout (layout {layout}).")
+    d = canonical_dim(dim, layout.ndim, op="select", layout=layout)
     index = _index("select", "index", index)
     n = layout.shape[d]
     if not -n <= index < n:
@@ -489,16 +513,16 @@ def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
       '(2,3):(2,1)+0'
 
     Semantics: ``torch.Tensor.unfold`` (numpy ``sliding_window_view`` with a step)."""
-    d = canonical_dim(dimension, layout.ndim, op="unfold")
+    d = canonical_dim(dimension, layout.ndim, op="unfold", layout=layout)
     size, step = _index("unfold", "size", size), _index("unfold", "step", step)
     n = layout.shape[d] if layout.ndim else 1
     if size > n:
         raise LayoutError(f"unfold: size {size} exceeds extent {n} of dim {d} (layout {layout}); "
                           "the window must fit in the dim.")
     if size < 0:
-        raise LayoutError(f"unfold: size is {size} but must be >= 0.")
+        raise LayoutError(f"unfold: size is {size} but must be >= 0 (layout {layout}).")
     if step < 1:
-        raise LayoutError(f"unfold: step is {step} but must be > 0.")
+        raise LayoutError(f"unfold: step is {step} but must be > 0 (layout {layout}).")
     if layout.ndim == 0:
         return Layout((size,), (1,), layout.offset)
     s = layout.strides[d]
@@ -517,10 +541,11 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
 
     Semantics: ``torch.diagonal``."""
     k = _index("diagonal", "offset", offset)
-    d1 = canonical_dim(dim1, layout.ndim, op="diagonal")
-    d2 = canonical_dim(dim2, layout.ndim, op="diagonal")
+    d1 = canonical_dim(dim1, layout.ndim, op="diagonal", layout=layout)
+    d2 = canonical_dim(dim2, layout.ndim, op="diagonal", layout=layout)
     if d1 == d2:
-        raise LayoutError(f"diagonal: diagonal dimensions cannot be identical {dim1}, {dim2}.")
+        raise LayoutError(f"diagonal: diagonal dimensions cannot be identical (got dim1={dim1}, "
+                          f"dim2={dim2}, layout {layout}).")
     n1, n2 = layout.shape[d1], layout.shape[d2]
     s1, s2 = layout.strides[d1], layout.strides[d2]
     length = max(min(n1, n2 - k), 0) if k >= 0 else max(min(n1 + k, n2), 0)
@@ -542,27 +567,28 @@ def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[La
 
     Semantics: ``torch.split`` / ``torch.split_with_sizes``."""
     if layout.ndim == 0:
-        raise LayoutError("split: expects at least a 1-dimensional layout.")
-    d = canonical_dim(dim, layout.ndim, op="split")
+        raise LayoutError(f"split: expects at least a 1-dimensional layout (layout {layout}).")
+    d = canonical_dim(dim, layout.ndim, op="split", layout=layout)
     n = layout.shape[d]
     if isinstance(split_size_or_sections, Sequence):
         sizes = tuple(_index("split", "sections", s) for s in split_size_or_sections)
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise LayoutError(
                 f"split: split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {d}), but got split_sizes={list(sizes)}."
+                f"size at dimension {d}), but got split_sizes={list(sizes)} (layout {layout})."
             )
     else:
         size = _index("split", "split_size", split_size_or_sections)
         if size < 0:
-            raise LayoutError(f"split: split expects split_size be non-negative, but got split_size={size}.")
+            raise LayoutError(f"split: split expects split_size be non-negative, but got "
+                              f"split_size={size} (layout {layout}).")
         if size == 0 and n != 0:
             raise LayoutError(f"split: split_size can only be 0 if dimension size is 0, but got "
-                              f"dimension size of {n}.")
+                              f"dimension size of {n} (dim {d} of layout {layout}).")
         count = max(-(-n // size), 1) if size else 1
         sizes = tuple(min(size, n - i * size) for i in range(count)) if size else (0,)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return tuple(_slice(layout, d, s, m, 1) for s, m in zip(starts, sizes))
+    return tuple(_slice(layout, d, s, m, 1) for s, m in zip(starts, sizes, strict=True))
 
 
 def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
@@ -575,10 +601,11 @@ def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
     Semantics: ``torch.chunk``."""
     chunks = _index("chunk", "chunks", chunks)
     if layout.ndim == 0:
-        raise LayoutError("chunk: expects at least a 1-dimensional layout.")
+        raise LayoutError(f"chunk: expects at least a 1-dimensional layout (layout {layout}).")
     if chunks <= 0:
-        raise LayoutError(f"chunk: chunk expects `chunks` to be greater than 0, got: {chunks}.")
-    d = canonical_dim(dim, layout.ndim, op="chunk")
+        raise LayoutError(f"chunk: chunk expects `chunks` to be greater than 0, got: {chunks} "
+                          f"(layout {layout}).")
+    d = canonical_dim(dim, layout.ndim, op="chunk", layout=layout)
     n = layout.shape[d]
     size = -(-n // chunks)
     if size == 0 and n == 0:
@@ -592,8 +619,9 @@ def unbind(layout: Layout, dim: Any = 0) -> tuple[Layout, ...]:
     Raises:
       OutOfRangeError: rank 0 or ``dim`` out of range."""
     if layout.ndim == 0:
-        raise OutOfRangeError("unbind: dimension specified as 0 but tensor has no dimensions.")
-    d = canonical_dim(dim, layout.ndim, op="unbind")
+        raise OutOfRangeError(f"unbind: dimension specified as {dim} but layout {layout} has no "
+                              "dimensions.")
+    d = canonical_dim(dim, layout.ndim, op="unbind", layout=layout)
     return tuple(select(layout, d, i) for i in range(layout.shape[d]))
 
 
@@ -606,11 +634,11 @@ def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shap
       OutOfRangeError: a dim is out of range.
 
     Semantics: ``torch.flatten`` (a view when ``view`` would succeed, else a copy)."""
-    s = canonical_dim(start_dim, layout.ndim, op="flatten")
-    e = canonical_dim(end_dim, layout.ndim, op="flatten")
+    s = canonical_dim(start_dim, layout.ndim, op="flatten", layout=layout)
+    e = canonical_dim(end_dim, layout.ndim, op="flatten", layout=layout)
     if s > e:
         raise LayoutError(f"flatten: flatten() has invalid args: start_dim ({start_dim}) cannot come "
-                          f"after end_dim ({end_dim}).")
+                          f"after end_dim ({end_dim}) (layout {layout}).")
     if layout.ndim == 0:
         return (1,)
     if s == e:
@@ -622,15 +650,26 @@ def unflatten_shape(layout: Layout, dim: Any, sizes: Sequence[Any]) -> Shape:
     """Target shape of ``unflatten(dim, sizes)`` (one -1 inferred); always a valid view.
 
     Raises:
-      LayoutError: empty ``sizes`` or sizes that do not multiply to the extent.
-      OutOfRangeError: ``dim`` out of range.
+      LayoutError: ``sizes`` empty, not a sequence of ints, with two -1 or an entry below
+        -1, or multiplying to another extent than that of ``dim``.
+      OutOfRangeError: rank 0, or ``dim`` out of range.
 
     Semantics: ``torch.unflatten``."""
-    d = canonical_dim(dim, layout.ndim, op="unflatten")
-    sizes = tuple(sizes)
+    if layout.ndim == 0:
+        raise OutOfRangeError(f"unflatten: dimension specified as {dim} but layout {layout} has no "
+                              "dimensions; unflatten needs rank >= 1.")
+    d = canonical_dim(dim, layout.ndim, op="unflatten", layout=layout)
+    try:
+        sizes = tuple(sizes)
+    except TypeError:
+        raise LayoutError(f"unflatten: sizes must be a sequence of ints (got sizes={sizes!r}, "
+                          f"layout {layout}).") from None
+    sizes = tuple(_index("unflatten", f"sizes[{i}]", s) for i, s in enumerate(sizes))
     if not sizes:
-        raise LayoutError("unflatten: sizes must be non-empty.")
-    n = layout.shape[d] if layout.ndim else 1
+        raise LayoutError(f"unflatten: sizes must be non-empty (got sizes={list(sizes)}, layout {layout}).")
+    n = layout.shape[d]
+    if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
+        infer_size(sizes, n, op="unflatten", layout=layout)  # raises its own, precise message
     try:
         inferred = infer_size(sizes, n, op="unflatten")
     except LayoutError:
@@ -647,10 +686,13 @@ def getitem(layout: Layout, key: Any) -> Layout:
       LayoutError: a slice step <= 0, more than one ``...``, or an index kind that would
         copy (arrays, lists, bools: use ``jnp`` advanced indexing on ``contiguous()``).
 
-    Semantics: ``torch.Tensor.__getitem__`` restricted to view-producing keys."""
+    Semantics: ``torch.Tensor.__getitem__`` restricted to view-producing keys. Deviation:
+    PyTorch accepts several ``...`` in one key (each one skips the unindexed dims again);
+    here, as in NumPy, a key holds at most one."""
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
-        raise LayoutError("getitem: an index can only have a single ellipsis ('...').")
+        raise LayoutError(f"getitem: an index can only have a single ellipsis ('...') (got index "
+                          f"{key!r}, layout {layout}).")
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > layout.ndim:
         raise OutOfRangeError(f"getitem: too many indices for tensor of dimension {layout.ndim} "
@@ -667,8 +709,8 @@ def getitem(layout: Layout, key: Any) -> Layout:
             start, stop, step = (None if v is None else _index("getitem", "slice", v)
                                  for v in (k.start, k.stop, k.step))
             if step is not None and step <= 0:
-                raise LayoutError(f"getitem: step must be greater than zero (got slice {k}); "
-                                  "negative strides are not supported.")
+                raise LayoutError(f"getitem: step must be greater than zero (got slice {k}, layout "
+                                  f"{layout}); negative strides are not supported.")
             n = out.shape[d]
             lo, hi, st = slice(start, stop, step).indices(n)
             length = max(0, -(-(hi - lo) // st))
@@ -677,11 +719,15 @@ def getitem(layout: Layout, key: Any) -> Layout:
         elif isinstance(k, bool) or not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
             raise LayoutError(
                 f"getitem: index {k!r} of type {type(k).__name__} is not a view index (ints, slices "
-                "with step >= 1, None and ... are); advanced indexing copies: use "
+                f"with step >= 1, None and ... are; layout {layout}); advanced indexing copies: use "
                 "jnp.asarray(x)[index]."
             )
         else:
-            out = select(out, d, operator.index(k))
+            i, n = _index("getitem", "index", k), out.shape[d]
+            if not -n <= i < n:
+                raise OutOfRangeError(f"getitem: index {i} is out of bounds for dimension {d} with size "
+                                      f"{n} (got index {key!r}, layout {layout}).")
+            out = select(out, d, i)
     return out
 
 
