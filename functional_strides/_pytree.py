@@ -9,18 +9,9 @@ from __future__ import annotations
 
 import jax
 
-from .layout import Layout
+from .layout import Layout, _trusted
 
 _DYNAMIC = "<dynamic offset>"
-
-
-def _new_layout(shape, strides, offset) -> Layout:
-    # Unflatten may pass tracers or placeholders as the offset: no validation here.
-    obj = object.__new__(Layout)
-    object.__setattr__(obj, "shape", shape)
-    object.__setattr__(obj, "strides", strides)
-    object.__setattr__(obj, "offset", offset)
-    return obj
 
 
 def _flatten_with_keys(layout: Layout):
@@ -38,7 +29,7 @@ def _unflatten(aux, children) -> Layout:
     shape, strides, offset = aux
     if offset == _DYNAMIC:
         (offset,) = children
-    return _new_layout(shape, strides, offset)
+    return _trusted(shape, strides, offset)  # may hold tracers or placeholders
 
 
 jax.tree_util.register_pytree_with_keys(Layout, _flatten_with_keys, _unflatten, _flatten)

@@ -366,6 +366,17 @@ class Layout:
         return format_layout(self.shape, self.strides, self.offset)
 
 
+def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
+    """A ``Layout`` from fields already known valid (tuples of non-negative ints of equal
+    length): view ops build their results from validated inputs, and pytree unflattening may
+    pass tracers or placeholders as the offset. Skips ``__post_init__``."""
+    obj = object.__new__(Layout)
+    object.__setattr__(obj, "shape", shape)
+    object.__setattr__(obj, "strides", strides)
+    object.__setattr__(obj, "offset", offset)
+    return obj
+
+
 def _check_dense(shape: Shape, strides: Strides) -> bool:
     """Row-major contiguity walk (innermost first), skipping size-1 dims."""
     expected = 1

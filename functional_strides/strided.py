@@ -24,7 +24,9 @@ __all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_stora
 
 def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does."""
-    if len(args) == 1 and isinstance(args[0], Sequence) and not isinstance(args[0], str):
+    if len(args) != 1 or type(args[0]) is int:
+        return args
+    if isinstance(args[0], Sequence) and not isinstance(args[0], str):
         return tuple(args[0])
     return args
 

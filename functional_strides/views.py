@@ -17,7 +17,7 @@ from typing import Any
 
 from ._typing import Offset, Shape, Strides
 from .errors import LayoutError, OutOfRangeError, StorageError, ViewError
-from .layout import Layout, _int_tuple, format_layout
+from .layout import Layout, _int_tuple, _trusted, contiguous_strides, format_layout
 
 __all__ = [
     "as_strided",
@@ -48,6 +48,8 @@ __all__ = [
 
 
 def _index(op: str, name: str, value: Any) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         raise LayoutError(f"{op}: {name} must be an int, not a bool (got {name}={value!r}).")
     try:
@@ -65,15 +67,21 @@ def canonical_dim(dim: Any, ndim: int, *, op: str, layout: Layout | None = None)
       OutOfRangeError: ``dim`` outside ``[-max(ndim,1), max(ndim,1))``.
 
     Semantics: ATen ``maybe_wrap_dim`` (``wrap_scalar=True``)."""
+    if type(dim) is int and 0 <= dim < ndim:
+        return dim
     dim = _index(op, "dim", dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
-        where = f" (layout {layout})" if layout is not None else ""
         raise OutOfRangeError(
             f"{op}: dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-            f"but got {dim}) for a tensor of rank {ndim}{where}."
+            f"but got {dim}) for a tensor of rank {ndim}{_at(layout)}."
         )
     return dim + n if dim < 0 else dim
+
+
+def _at(layout: Layout | None) -> str:
+    """`` (layout (2,3):(3,1)+0)`` for messages, or nothing."""
+    return f" (layout {layout})" if layout is not None else ""
 
 
 def _dims_tuple(dims: Any) -> tuple[Any, ...]:
@@ -92,19 +100,22 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
         product that does not equal ``numel``.
 
     Semantics: ATen ``infer_size``."""
-    shape = tuple(_index(op, "shape", s) for s in shape)
-    where = f" (layout {layout})" if layout is not None else ""
+    if not all(type(s) is int for s in shape):
+        shape = tuple(_index(op, "shape", s) for s in shape)
+    shape = tuple(shape)
+    if -1 not in shape and min(shape, default=0) >= 0 and math.prod(shape) == numel:
+        return shape  # the common case: explicit, valid extents
     known, infer = 1, None
     for d, s in enumerate(shape):
         if s == -1:
             if infer is not None:
                 raise LayoutError(
                     f"{op}: only one dimension can be inferred (got shape {list(shape)} with -1 "
-                    f"at dims {infer} and {d}){where}."
+                    f"at dims {infer} and {d}){_at(layout)}."
                 )
             infer = d
         elif s < 0:
-            raise LayoutError(f"{op}: invalid shape dimension {s} in shape {list(shape)}{where}; "
+            raise LayoutError(f"{op}: invalid shape dimension {s} in shape {list(shape)}{_at(layout)}; "
                               "extents must be >= 0, or -1 to infer one.")
         else:
             known *= s
@@ -114,12 +125,12 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
         if known == 0:
             raise LayoutError(
                 f"{op}: cannot reshape tensor of 0 elements into shape {list(shape)} because "
-                f"the unspecified dimension size -1 can be any value and is ambiguous{where}."
+                f"the unspecified dimension size -1 can be any value and is ambiguous{_at(layout)}."
             )
         return (*shape[:infer], numel // known, *shape[infer + 1:])
     raise LayoutError(
         f"{op}: shape {list(shape)} is invalid for input of size {numel} "
-        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''}){where}."
+        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''}){_at(layout)}."
     )
 
 
@@ -133,6 +144,8 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
 
     Semantics: ATen ``computeStride`` (``TensorUtils.cpp``), size-0 and size-1 rules included.
     """
+    if strides == contiguous_strides(shape) and 0 not in shape:
+        return contiguous_strides(new_shape)  # one chunk: what the general walk gives, faster
     if len(shape) == 0:
         return (1,) * len(new_shape)
     numel = math.prod(shape)
@@ -209,7 +222,7 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
     strides = view_strides(layout.shape, layout.strides, new_shape)
     if strides is None:
         raise ViewError(_explain_view(layout, new_shape))
-    return Layout(new_shape, strides, layout.offset)
+    return _trusted(new_shape, strides, layout.offset)
 
 
 def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = None) -> Layout:
@@ -261,11 +274,13 @@ def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
             f"permute: the number of dims {len(dims)} in dims={list(dims)} does not match "
             f"the rank {layout.ndim} of layout {layout}; give a permutation of range({layout.ndim})."
         )
-    canon = tuple(canonical_dim(d, layout.ndim, op="permute", layout=layout) for d in dims)
+    n = layout.ndim
+    canon = tuple(d if type(d) is int and 0 <= d < n else canonical_dim(d, n, op="permute", layout=layout)
+                  for d in dims)
     if len(set(canon)) != len(canon):
         raise LayoutError(f"permute: repeated dim in dims={list(dims)} (layout {layout}); give a "
                           f"permutation of range({layout.ndim}).")
-    return Layout(tuple(layout.shape[d] for d in canon),
+    return _trusted(tuple(layout.shape[d] for d in canon),
                   tuple(layout.strides[d] for d in canon), layout.offset)
 
 
@@ -278,9 +293,10 @@ def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
     d1 = canonical_dim(dim1, layout.ndim, op="transpose", layout=layout)
     if layout.ndim == 0:
         return layout
-    order = list(range(layout.ndim))
-    order[d0], order[d1] = order[d1], order[d0]
-    return permute(layout, order)
+    shape, strides = list(layout.shape), list(layout.strides)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return _trusted(tuple(shape), tuple(strides), layout.offset)
 
 
 def t(layout: Layout) -> Layout:
@@ -374,7 +390,7 @@ def squeeze(layout: Layout, dim: Any = None) -> Layout:
                               f"(got dim={dim!r} for layout {layout}); list each dim once.")
         drop = {d for d in dims if layout.ndim and layout.shape[d] == 1}
     keep = [d for d in range(layout.ndim) if d not in drop]
-    return Layout(tuple(layout.shape[d] for d in keep), tuple(layout.strides[d] for d in keep),
+    return _trusted(tuple(layout.shape[d] for d in keep), tuple(layout.strides[d] for d in keep),
                   layout.offset)
 
 
@@ -388,7 +404,7 @@ def unsqueeze(layout: Layout, dim: Any) -> Layout:
     Semantics: ``torch.unsqueeze`` (``inferUnsqueezeGeometry``)."""
     d = canonical_dim(dim, layout.ndim + 1, op="unsqueeze", layout=layout)
     stride = 1 if d >= layout.ndim else layout.shape[d] * layout.strides[d]
-    return Layout((*layout.shape[:d], 1, *layout.shape[d:]),
+    return _trusted((*layout.shape[:d], 1, *layout.shape[d:]),
                   (*layout.strides[:d], stride, *layout.strides[d:]), layout.offset)
 
 
@@ -442,7 +458,7 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
         out_shape[i], out_strides[i] = size, stride
     if layout.ndim == 0:
         out_strides = [0] * n  # a scalar broadcasts with stride 0 in every dim, size-1 ones too
-    return Layout(tuple(out_shape), tuple(out_strides), layout.offset)
+    return _trusted(tuple(out_shape), tuple(out_strides), layout.offset)
 
 
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
@@ -474,7 +490,7 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
 def _slice(layout: Layout, d: int, start: int, length: int, step: int) -> Layout:
     shape = (*layout.shape[:d], length, *layout.shape[d + 1:])
     strides = (*layout.strides[:d], layout.strides[d] * step, *layout.strides[d + 1:])
-    return Layout(shape, strides, layout.offset + start * layout.strides[d])
+    return _trusted(shape, strides, layout.offset + start * layout.strides[d])
 
 
 def select(layout: Layout, dim: Any, index: Any) -> Layout:
@@ -495,7 +511,7 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
                               f"{list(layout.shape)} at dimension {d} (layout {layout}).")
     if index < 0:
         index += n
-    return Layout((*layout.shape[:d], *layout.shape[d + 1:]),
+    return _trusted((*layout.shape[:d], *layout.shape[d + 1:]),
                   (*layout.strides[:d], *layout.strides[d + 1:]),
                   layout.offset + index * layout.strides[d])
 
@@ -524,11 +540,11 @@ def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
     if step < 1:
         raise LayoutError(f"unfold: step is {step} but must be > 0 (layout {layout}).")
     if layout.ndim == 0:
-        return Layout((size,), (1,), layout.offset)
+        return _trusted((size,), (1,), layout.offset)
     s = layout.strides[d]
     shape = (*layout.shape[:d], (n - size) // step + 1, *layout.shape[d + 1:], size)
     strides = (*layout.strides[:d], s * step, *layout.strides[d + 1:], s)
-    return Layout(shape, strides, layout.offset)
+    return _trusted(shape, strides, layout.offset)
 
 
 def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Layout:
@@ -552,9 +568,10 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
     start = layout.offset
     if length > 0:
         start = start + (k * s2 if k >= 0 else -k * s1)
-    keep = [d for d in range(layout.ndim) if d not in (d1, d2)]
-    return Layout((*(layout.shape[d] for d in keep), length),
-                  (*(layout.strides[d] for d in keep), s1 + s2), start)
+    lo, hi = min(d1, d2), max(d1, d2)
+    shape, strides = layout.shape, layout.strides
+    return _trusted(shape[:lo] + shape[lo + 1:hi] + shape[hi + 1:] + (length,),
+                    strides[:lo] + strides[lo + 1:hi] + strides[hi + 1:] + (s1 + s2,), start)
 
 
 def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[Layout, ...]:
