@@ -38,9 +38,28 @@ def _over_batch(fn: Any, batch_ndim: int) -> Any:
     return fn
 
 
+def _check_storage_rank(storage: Any, layout: Layout) -> None:
+    if jnp.ndim(storage) == 0:
+        raise StorageError(
+            f"StridedArray: the storage is a scalar, not a 1-D array (layout {layout}). This happens "
+            "when jax.vmap maps over a StridedArray whose storage is 1-D: vmap then splits the storage "
+            "itself element by element. To map over a batch, give a storage of shape (B, N) with "
+            "batched=True, or vmap over the raw arrays and build the StridedArray inside."
+        )
+
+
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
+    _check_storage_rank(storage, layout)
     return _over_batch(lambda s: materialize(s, layout), storage.ndim - 1)(storage)
+
+
+def _is_dtype(value: Any) -> bool:
+    try:
+        np.dtype(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
@@ -119,6 +138,10 @@ class StridedArray:
         object.__setattr__(obj, "layout", layout)
         return obj
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError("StridedArray is immutable and does not support item assignment; write "
+                        "functionally: y = x[key].set(value), then x.with_storage(y.storage) sees the write.")
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"StridedArray is immutable; cannot set {name!r}. Use set()/add() "
                              "for functional writes or with_storage() for another storage.")
@@ -185,6 +208,36 @@ class StridedArray:
         """PyTorch's C-contiguity of the layout (``torch.Tensor.is_contiguous``)."""
         return self.layout.is_contiguous()
 
+    def tolist(self) -> Any:
+        """Values as nested Python lists (``torch.Tensor.tolist``)."""
+        return np.asarray(self).tolist()
+
+    def numpy(self) -> np.ndarray:
+        """Values as a dense NumPy array (``torch.Tensor.numpy``; a copy)."""
+        return np.asarray(self)
+
+    def item(self) -> Any:
+        """The value of a one-element array as a Python scalar (``torch.Tensor.item``).
+
+        Raises:
+          LayoutError: the array has more or fewer than one element."""
+        if self.numel() != 1 or self.batch_shape:
+            raise LayoutError(f"item: only one-element arrays can be converted to Python scalars "
+                              f"(layout {self.layout}, batch_shape {self.batch_shape}).")
+        return np.asarray(self).reshape(()).item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1 or self.batch_shape:
+            raise LayoutError(f"bool: the truth value of an array with more than one element is "
+                              f"ambiguous (layout {self.layout}); use jnp.any/jnp.all on jnp.asarray(x).")
+        return bool(self.item())
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d StridedArray")
@@ -247,6 +300,7 @@ class StridedArray:
         return StridedArray(storage, self.layout, batched=bool(self.batch_shape))
 
     def _write(self, src: Any, mode: str, overlap: str = "error") -> StridedArray:
+        _check_storage_rank(self.storage, self.layout)
         nb = len(self.batch_shape)
         if nb == 0:
             new = write(self.storage, self.layout, src, mode=mode, overlap=overlap, op=mode)
@@ -323,7 +377,13 @@ class StridedArray:
 
     def view(self, *shape: Any) -> StridedArray:
         """Same storage, new ``shape`` (one -1 inferred); raises ``ViewError`` rather than
-        copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``."""
+        copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``
+        (``view(dtype)``, a bit reinterpretation, is not supported: use
+        ``jax.lax.bitcast_convert_type`` on ``jnp.asarray(x)``)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and _is_dtype(shape[0]):
+            raise LayoutError(
+                f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
+                f"{self.layout}); use jax.lax.bitcast_convert_type(jnp.asarray(x), dtype).")
         return self._view(views.view(self.layout, _shape_args(shape, "view")))
 
     def reshape(self, *shape: Any) -> StridedArray:

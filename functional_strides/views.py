@@ -58,6 +58,27 @@ def _index(op: str, name: str, value: Any) -> int:
         raise LayoutError(f"{op}: {name} must be an int (got {name}={value!r}).") from None
 
 
+def _traced_int(value: Any) -> bool:
+    """True for an integer scalar whose value is unknown at trace time (a JAX tracer)."""
+    if type(value) is int or getattr(value, "ndim", None) != 0:
+        return False
+    if getattr(getattr(value, "dtype", None), "kind", "") not in ("i", "u"):
+        return False
+    try:
+        operator.index(value)
+    except Exception:
+        return True
+    return False
+
+
+def _dynamic_index(value: Any, low: int, high: int) -> Any:
+    """A traced index clamped into ``[low, high]`` (as ``jnp`` indexing clamps), as int32 or
+    wider, so that the view it selects never leaves the original one."""
+    if value.dtype.itemsize < 4 or value.dtype.kind == "u":
+        value = value.astype("int32")
+    return value.clip(low, high)
+
+
 def canonical_dim(dim: Any, ndim: int, *, op: str, layout: Layout | None = None) -> int:
     """Wrap a possibly negative ``dim`` into ``[0, ndim)``; rank 0 accepts -1 and 0.
 
@@ -462,7 +483,9 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
 
 
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
-    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative).
+    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative). A traced
+    ``start`` (inside ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into
+    ``[0, n - length]``, as ``jnp`` clamps traced indices, since it cannot be checked.
 
     Raises:
       LayoutError: rank 0, or a negative ``length``.
@@ -472,8 +495,14 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     if layout.ndim == 0:
         raise LayoutError(f"narrow: cannot be applied to a rank-0 layout (layout {layout}).")
     d = canonical_dim(dim, layout.ndim, op="narrow", layout=layout)
-    start, length = _index("narrow", "start", start), _index("narrow", "length", length)
+    length = _index("narrow", "length", length)
     n = layout.shape[d]
+    if _traced_int(start):
+        if not 0 <= length <= n:
+            raise OutOfRangeError(f"narrow: length {length} does not fit in dim {d} of size {n} "
+                                  f"(layout {layout}).")
+        return _slice(layout, d, _dynamic_index(start + n * (start < 0), 0, n - length), length, 1)
+    start = _index("narrow", "start", start)
     if not -n <= start <= n:
         raise OutOfRangeError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], "
                               f"but got {start}) for dim {d} of layout {layout}.")
@@ -494,7 +523,9 @@ def _slice(layout: Layout, d: int, start: int, length: int, step: int) -> Layout
 
 
 def select(layout: Layout, dim: Any, index: Any) -> Layout:
-    """Fix ``dim`` at ``index`` (negative wraps), dropping the dim.
+    """Fix ``dim`` at ``index`` (negative wraps), dropping the dim. A traced ``index`` (inside
+    ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into ``[0, n-1]``, as
+    ``jnp`` clamps traced indices, since it cannot be checked.
 
     Raises:
       LayoutError: rank 0.
@@ -504,8 +535,14 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
     if layout.ndim == 0:
         raise OutOfRangeError(f"select: cannot be applied to a rank-0 layout (layout {layout}).")
     d = canonical_dim(dim, layout.ndim, op="select", layout=layout)
-    index = _index("select", "index", index)
     n = layout.shape[d]
+    if _traced_int(index):
+        if n == 0:
+            raise OutOfRangeError(f"select: cannot select from the empty dim {d} (layout {layout}).")
+        index = _dynamic_index(index + n * (index < 0), 0, n - 1)
+        return _trusted(layout.shape[:d] + layout.shape[d + 1:], layout.strides[:d] + layout.strides[d + 1:],
+                        layout.offset + index * layout.strides[d])
+    index = _index("select", "index", index)
     if not -n <= index < n:
         raise OutOfRangeError(f"select: index {index} out of range for tensor of size "
                               f"{list(layout.shape)} at dimension {d} (layout {layout}).")
@@ -714,7 +751,7 @@ def getitem(layout: Layout, key: Any) -> Layout:
     if consumed > layout.ndim:
         raise OutOfRangeError(f"getitem: too many indices for tensor of dimension {layout.ndim} "
                               f"(got {consumed} indices {key!r}, layout {layout}).")
-    if Ellipsis in key:
+    if any(k is Ellipsis for k in key):
         i = next(j for j, k in enumerate(key) if k is Ellipsis)
         key = (*key[:i], *(slice(None),) * (layout.ndim - consumed), *key[i + 1:])
     out, d = layout, 0
@@ -733,6 +770,8 @@ def getitem(layout: Layout, key: Any) -> Layout:
             length = max(0, -(-(hi - lo) // st))
             out = _slice(out, d, lo, length, st)
             d += 1
+        elif _traced_int(k):
+            out = select(out, d, k)
         elif isinstance(k, bool) or not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
             raise LayoutError(
                 f"getitem: index {k!r} of type {type(k).__name__} is not a view index (ints, slices "

@@ -257,3 +257,33 @@ def test_dynamic_offsets_are_checked_and_widened():
 def test_eager_read_ignores_stride_of_size1_dims():
     x = StridedArray(jnp.arange(10.0), Layout((2, 1), (2, 2**31)))
     assert np.asarray(x).tolist() == [[0.0], [2.0]]
+
+
+def test_traced_indices_select_with_a_dynamic_offset():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+    rows = jax.vmap(lambda i: jnp.asarray(x[i]))(jnp.arange(-3, 3))
+    np.testing.assert_array_equal(np.asarray(rows), np.arange(12.0).reshape(3, 4)[np.arange(-3, 3)])
+    cols = jax.jit(lambda i: jnp.asarray(x.select(1, i)))(jnp.int8(-1))
+    assert cols.tolist() == [3.0, 7.0, 11.0]
+    # clamped like jnp's traced indexing, never reading outside the view
+    assert jax.jit(lambda i: jnp.asarray(x[i]))(7).tolist() == [8.0, 9.0, 10.0, 11.0]
+    assert jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))(5).tolist() == [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
+    assert jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))(1).tolist() == [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]]
+
+
+def test_python_protocols_and_helpful_refusals():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+    assert float(x[1, 2]) == 6.0 and int(x[1, 2]) == 6 and x[1].tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert x.numpy().shape == (3, 4) and bool(x[0, 1]) and x[2, 3].item() == 11.0
+    with pytest.raises(fs.LayoutError, match="truth value of an array with more than one element"):
+        bool(x)
+    with pytest.raises(fs.LayoutError, match="only one-element arrays"):
+        x.item()
+    with pytest.raises(TypeError, match=re.escape("x[key].set(value)")):
+        x[0] = 1.0
+    with pytest.raises(fs.LayoutError, match=re.escape("view(dtype)")):
+        x.view(jnp.int32)
+    with pytest.raises(fs.LayoutError, match="not a view index"):
+        x[np.ones((3, 4), bool)]
+    with pytest.raises(StorageError, match="batched=True"):
+        jax.vmap(lambda a: jnp.asarray(a))(fs.from_array(jnp.ones((2, 12))))
