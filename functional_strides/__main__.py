@@ -27,12 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", dest="command", required=True)
     demo = commands.add_parser(
         "demo",
-        help="run ViT patches, im2col conv and a spectrogram on bundled data, checked",
+        help="run ViT patches, im2col conv, a spectrogram and its overlap-add inverse on bundled data, checked",
         description="Run view chains on matplotlib's sample data under jax.jit; check each "
                     "result, print a table, exit 1 if any check fails.",
     )
     demo.add_argument("--out", metavar="DIR", default=None,
-                      help="also save patches.png and spectrogram.png in DIR (created if needed)")
+                      help="also save patches.png, spectrogram.png and reconstruction.png in DIR (created if needed)")
     demo.set_defaults(func=_demo)
     return parser
 
