@@ -223,6 +223,17 @@ def _ours(layouts: Sequence[Layout]) -> Callable[[jax.Array], jax.Array]:
     # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
     # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes it
     # (measured on the native transpose too). Inside a larger program that reshape cancels.
+    first = layouts[0]
+    if len(layouts) > 1 and all((lay.shape, lay.strides) == (first.shape, first.strides) for lay in layouts):
+        # Many views that differ only in their offset: one layout with a dynamic (traced)
+        # offset, mapped over the offsets, is one gather whatever the number of views.
+        offsets = np.asarray([lay.offset for lay in layouts], np.int32)
+
+        def batched(s):
+            return jax.vmap(lambda o: jnp.asarray(StridedArray(s, Layout(first.shape, first.strides, o))))(
+                jnp.asarray(offsets))
+        return batched
+
     def f(s):
         return _stack([StridedArray(s, lay).contiguous().storage.reshape(lay.shape)
                        for lay in layouts], jnp.stack)

@@ -2,19 +2,49 @@
 
 ``write(storage, layout, src, mode=...)`` returns a new 1-D storage in which the elements
 addressed by ``layout`` are replaced by (``"set"``) or combined with (``"add"``, ``"mul"``,
-``"min"``, ``"max"``) the matching element of ``src``. Indices are generated in the graph
-from iota, as for materialisation, and the write is one XLA scatter.
+``"min"``, ``"max"``) the matching element of ``src``.
+
+Writes share the canonical form of reads (:mod:`functional_strides.canonical`): stride-0
+(broadcast) dims are combined first (summed for ``"add"``, multiplied for ``"mul"``, the
+last element kept for ``"set"``), then one of these paths writes the rest:
+
+* ``"block"`` -- the canonical dims nest in a grid of the storage (every stride divides the
+  one above it and the storage length): ``reshape`` the storage to that grid and
+  ``dynamic_update_slice`` one block (after a ``slice`` and the combine for the combining
+  modes). With the storage donated XLA writes it in place, touching only the view; without,
+  XLA:CPU copies the reshaped storage twice, so ``"auto"`` takes it only for one contiguous
+  run, which needs no reshape.
+* ``"structured"`` -- any strided box (the read plan ``"structured"``): the transpose of the
+  read (``pad`` with interior padding for steps, ``reshape``) places the values in a
+  storage-sized array, and a ``select`` keeps the storage outside the view. No index is
+  built; the whole storage is rewritten, so ``"auto"`` takes it for views covering much of
+  the storage (transposes, attention heads, ``x[::2, ::2]``).
+* ``"row_scatter"`` -- one XLA scatter whose updates are whole rows of the inner box
+  (``update_window_dims``) -- the transpose of the read's row gather: overlap-add of frames,
+  row blocks. Rows are padded with the mode's identity, so ``"set"`` takes it only where
+  rows neither overlap nor hold gaps.
+* ``"scatter"`` -- one XLA scatter of single elements, indices generated in the graph from
+  iota (never baked in as constants).
+
+:func:`plan` tells which path ``"auto"`` takes; ``write(..., method=...)`` forces one.
 
 Where several elements of a view address one storage slot (an overlapping view):
 ``"add"``/``"mul"``/``"min"``/``"max"`` combine every contribution (``"add"`` is
 overlap-add); ``"set"`` with ``overlap="last"`` keeps the element that comes last in
-row-major order of the view, computed deterministically (a max-scatter picks each slot's
-winning position, then only winners are written), never left to scatter order.
+row-major order of the view, computed deterministically (along a stride-0 dim the last
+index; otherwise a max-scatter picks each slot's winning position, then only winners are
+written), never left to scatter order.
+
+Eager use (concrete storage outside ``jit``) with ``method="auto"`` passes strides and
+offset as traced int arrays to a scatter (or, for a contiguous view, a
+``dynamic_update_slice``) compiled once per (view shape, storage shape, dtype, mode, whether
+the view overlaps itself), so a new layout of a known shape costs no XLA compile.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -22,40 +52,88 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .errors import LayoutError, OverlapError
+from . import overlap as _overlap
+from .canonical import Box, Canonical, box, canonicalize, inner_box_start
+from .errors import LayoutError, OverlapError, StorageError
 from .layout import Layout
 from .lowering import index_dtype, is_traced, storage_indices
-from . import overlap as _overlap
 from .overlap import is_monotone
 
-__all__ = ["MODES", "check_src", "write"]
+__all__ = ["METHODS", "MODES", "check_src", "plan", "write"]
 
 MODES = ("set", "add", "mul", "min", "max")
+
+#: Write paths accepted by ``write(..., method=...)``.
+METHODS = ("auto", "block", "structured", "row_scatter", "scatter")
+
+# Choice between the paths, measured with benchmarks/write_choices.py (XLA:CPU, jax 0.10.2,
+# float32, 2^24-element storages unless said; time as a ratio to the element scatter, with the
+# storage copied / donated):
+# * "block" costs an extra copy of the storage unless donated whenever it reshapes the storage
+#   (x[::2, ::2] 1.5-2.0 / 0.2-0.4, column 2.1-2.4 / 0.5-0.8, x.t() 0.3-0.4 / 0.16-0.23); for one
+#   contiguous run it needs no reshape (x[n/8:7n/8] = v: 0.6 / 0.1; a row expanded to 4096^2, +=
+#   into its 4096 elements: 0.07-0.13 / 0.07-0.11), so "auto" takes it only there.
+# * "row_scatter" beat the element scatter where the rows are dense and long: frames 1024/256
+#   0.07-0.13 / 0.05-0.09, 64/16 0.07-0.3 / 0.06-0.2, 16/4 0.13-0.5 / 0.11-0.5, 8/2 0.3-0.85 /
+#   0.3-0.94; x[1:-1, 1:-1] = v 0.25-0.4 / 0.09-0.1; a quarter block += 0.8-0.9 / 0.2-0.4; a
+#   transposed quarter block += 0.4-0.5 / 0.1. Short rows vary from run to run (frames 4/1
+#   0.5-1.4 / 0.5-1.7, 2/1 0.6-0.7 / 0.6; 3x3 patches, rows of 3: 0.9-1.2 / 1.0-1.2), as do rows
+#   half gaps (x[:, :n/2:2] += v: 0.8-1.2 / 0.7-0.85); rows 1/8 dense lose (0.9-1.13 / 1.3-1.4).
+#   Where the values need a transpose and cover the storage "structured" does better (x.t() = v:
+#   rows 0.3-0.5 / 0.25-0.4, structured 0.2-0.3 / 0.1-0.16; heads += 0.55-0.64 / 0.36-0.43 vs
+#   0.3 / 0.08-0.14).
+# * "structured" rewrites the whole storage: it wins when the view is a block of a grid of the
+#   storage and covers much of it (x.t() = v 0.2-0.3 / 0.1-0.17, heads += 0.3 / 0.1, heads = 0.3 /
+#   0.1, x[::2, ::2] of 4096^2 0.56-1.03 / 0.3-0.5, of 4094^2 0.8 / 0.8) and loses otherwise
+#   (column 1.0-1.2 / 7-15, diagonal 1.4-2 / 38-110, x[::2, ::2] of 4095^2, no grid: 1.3 / 2.7,
+#   every 3rd column of 4097-wide rows: 1.2-1.3 / 0.8-2.5). On small storages (sweep, n x n):
+#   x.t() = v pays from n = 64 (0.3 / 0.5), x.t()[::2] = v from n = 64-128 (0.5-0.8 / 0.7; 5x
+#   slower at n = 32), x[::2, ::2] only from n = 1024 (0.7 / 0.7; 1.0-1.9 at n = 128..512).
+#: "auto" takes "structured" for a view that is a block of a grid of the storage covering at
+#: least this fraction of a storage of at least ``STRUCTURED_MIN_STORAGE`` elements ...
+STRUCTURED_MIN_FRACTION = 0.5
+STRUCTURED_MIN_STORAGE = 2**14
+#: ... or at least this fraction of a storage of at least ``STRUCTURED_SPARSE_MIN_STORAGE``.
+STRUCTURED_SPARSE_MIN_FRACTION = 0.25
+STRUCTURED_SPARSE_MIN_STORAGE = 2**20
+#: "auto" takes "row_scatter" for rows spanning at least this many storage elements ...
+ROW_SCATTER_MIN_ROW = 8
+#: ... of which at least this fraction belongs to the view.
+ROW_SCATTER_MIN_DENSITY = 0.5
 
 _DNUMS = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                      scatter_dims_to_operand_dims=(0,))
 _SCATTER = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
             "min": lax.scatter_min, "max": lax.scatter_max}
+_COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 
 
 def check_src(src: Any, layout: Layout, dtype: Any, *, op: str) -> jax.Array:
     """``src`` as an array of the storage ``dtype`` broadcast to ``layout.shape``.
 
     Raises:
-      LayoutError: ``src`` does not broadcast to the view's shape, or its dtype cannot be
-        cast to ``dtype`` without loss (jnp's ``.at[]`` rule: ``result_type(src, dtype)``
-        must be ``dtype``; Python scalars are weakly typed)."""
+      LayoutError: ``src`` does not broadcast to the view's shape, its dtype cannot be cast
+        to ``dtype`` without loss (jnp's ``.at[]`` rule: ``result_type(src, dtype)`` must be
+        ``dtype``; Python scalars are weakly typed), or it is no number/array or a Python
+        number out of the dtype's range."""
     arr = src if isinstance(src, jax.Array) else None
-    if arr is None:
-        arr = jnp.asarray(src) if not isinstance(src, (int, float, complex, bool)) else src
-    if jnp.result_type(arr, dtype) != jnp.dtype(dtype):
+    try:
+        if arr is None:
+            arr = jnp.asarray(src) if not isinstance(src, (int, float, complex, bool)) else src
+        fits = jnp.result_type(arr, dtype) == jnp.dtype(dtype)
+        arr = jnp.asarray(arr, dtype) if fits else arr
+    except (TypeError, ValueError, OverflowError) as err:
+        raise LayoutError(
+            f"{op}: src {src!r} cannot be written to a storage of dtype {jnp.dtype(dtype)} ({err}). "
+            "Pass numbers or an array of that dtype."
+        ) from None
+    if not fits:
         src_dtype = getattr(arr, "dtype", type(arr).__name__)
         raise LayoutError(
             f"{op}: cannot cast src of dtype {src_dtype} to the storage dtype {jnp.dtype(dtype)} "
             f"without loss (the rule of jnp's .at[]: result_type(src, storage) must be the storage "
             f"dtype). Cast src explicitly, e.g. src.astype({jnp.dtype(dtype).name})."
         )
-    arr = jnp.asarray(arr, dtype)
     try:
         return jnp.broadcast_to(arr, layout.shape)
     except ValueError:
@@ -63,6 +141,106 @@ def check_src(src: Any, layout: Layout, dtype: Any, *, op: str) -> jax.Array:
             f"{op}: src of shape {tuple(arr.shape)} is not broadcastable to the view's shape "
             f"{layout.shape} (layout {layout}). Give src that shape, or one that broadcasts to it."
         ) from None
+
+
+# -- values: user order -> canonical order ---------------------------------------------------
+
+def _combine_broadcast(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
+    """Values over the read dims in the user's order (extents >= 2): stride-0 dims combined
+    with the mode (``"set"``: their last index, the row-major winner), size-1 dims dropped."""
+    axes = c.broadcast
+    if axes and mode == "set":
+        values = values[tuple(-1 if d in axes else slice(None) for d in range(values.ndim))]
+    elif axes:
+        reduce = {"add": jnp.sum, "mul": jnp.prod, "min": jnp.min, "max": jnp.max}[mode]
+        kw = {"dtype": values.dtype} if mode in ("add", "mul") else {}
+        values = reduce(values, axis=axes, **kw)
+    return values.reshape(tuple(c.shape[d] for d in c.kept))
+
+
+def _canonical_values(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
+    """User-shaped values -> an array of the canonical dims' extents (``c.dims`` order)."""
+    x = _combine_broadcast(c, values, mode).reshape(tuple(n for n, _ in c.user_dims))
+    if c.perm != tuple(range(len(c.perm))):
+        x = lax.transpose(x, tuple(int(u) for u in np.argsort(c.perm)))
+    return x
+
+
+def _reduced_layout(layout: Layout, c: Canonical) -> Layout:
+    """``layout`` without its size-1 and stride-0 dims (what ``_combine_broadcast`` leaves)."""
+    kept = c.kept
+    return Layout(tuple(layout.shape[d] for d in kept), tuple(layout.strides[d] for d in kept),
+                  layout.offset)
+
+
+# -- building blocks ----------------------------------------------------------------------
+
+def _place_box(x: jax.Array, n: int, offset: int, b: Box, fill: jax.Array) -> jax.Array:
+    """Transpose of the read of box ``b`` from offset ``offset`` of an ``n``-element axis:
+    ``x`` of shape ``batch + b.shape`` placed in a ``batch + (n,)`` array, ``fill``
+    elsewhere (``pad`` with interior padding for steps, ``reshape``; no index)."""
+    nb = x.ndim - len(b.dims)
+    batch, keep = x.shape[:nb], [(0, 0, 0)] * nb
+    if len(b.dims) < 2:  # one element, or one strided slice
+        count, step = (b.dims[0][0], b.pitches[0]) if b.dims else (1, 1)
+        x = x.reshape((*batch, count))
+        return lax.pad(x, fill, [*keep, (offset, n - offset - (count - 1) * step - 1, step - 1)])
+    base, starts = b.origin(offset)
+    rows, pitches, m = b.dims[0][0] + starts[0], b.pitches, len(b.dims)
+    grid = (rows, *b.grid)
+    x = lax.pad(x, fill, [*keep, *((a, g - a - (k - 1) * t - 1, t - 1) for a, g, (k, _), t
+                                   in zip(starts, grid, b.dims, b.steps, strict=True))])
+    for j in range(m - 1, 0, -1):  # grid axis j (sub-rows of pitch_j) back into rows of pitch_{j-1}
+        if j < m - 1:
+            x = x.reshape((*x.shape[:-2], x.shape[-2] * x.shape[-1]))
+        if x.shape[-1] != pitches[j - 1]:  # the read dropped each row's end: restore it
+            x = lax.pad(x, fill, [(0, 0, 0)] * (x.ndim - 1) + [(0, pitches[j - 1] - x.shape[-1], 0)])
+    x = x.reshape((*batch, rows * pitches[0]))
+    stop = min(n, base + rows * pitches[0])
+    if stop - base < rows * pitches[0]:  # the read padded the last row's tail: cut it
+        x = lax.slice_in_dim(x, 0, stop - base, axis=nb)
+    return lax.pad(x, fill, [*keep, (base, n - stop, 0)])
+
+
+def _block_grid(dims, offset: int, n: int):
+    """``(grid, starts, block)`` when ``dims`` (a box, strides decreasing) are one block of the
+    ``n``-element storage reshaped to ``grid``: every stride divides the one above it (and
+    ``S_0`` divides ``n``) and the block does not wrap at any level. ``None`` otherwise."""
+    grid, starts, block = [], [], []
+    above, rem = n, offset
+    for k, s in dims:
+        if above % s:
+            return None
+        digit, rem = divmod(rem, s)
+        if digit + k > above // s:
+            return None
+        grid.append(above // s)
+        starts.append(digit)
+        block.append(k)
+        above = s
+    if above > 1:  # the position inside the innermost stride
+        grid.append(above)
+        starts.append(rem)
+        block.append(1)
+    return tuple(grid), tuple(starts), tuple(block)
+
+
+def _identity(mode: str, dtype: Any) -> jax.Array:
+    """``e`` with ``combine(x, e) == x`` for every ``x`` (``-0.0`` for a float add keeps a
+    stored ``-0.0``)."""
+    dtype = np.dtype(dtype)
+    big = {"min": 1, "max": -1}.get(mode)
+    if mode == "add":
+        value = complex(-0.0, -0.0) if dtype.kind == "c" else (-0.0 if dtype.kind == "f" else 0)
+    elif mode == "mul":
+        value = 1
+    elif dtype.kind == "b":
+        value = mode == "min"
+    elif dtype.kind in "iu":
+        value = np.iinfo(dtype).max if mode == "min" else np.iinfo(dtype).min
+    else:
+        value = complex(big * np.inf, big * np.inf) if dtype.kind == "c" else big * np.inf
+    return jnp.asarray(value, dtype)
 
 
 def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, sorted_: bool,
@@ -77,8 +255,178 @@ def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, 
         won = jnp.take(winner, idx, mode="fill", fill_value=-1) == pos
         idx = jnp.where(won, idx, jnp.asarray(storage.shape[0], idx.dtype))
         unique = False
-    return _SCATTER[mode](storage, idx[..., None], values, _DNUMS, indices_are_sorted=sorted_ and not last_wins,
-                          unique_indices=unique, mode=gmode)
+    return _SCATTER[mode](storage, idx[..., None], values, _DNUMS, unique_indices=unique, mode=gmode,
+                          indices_are_sorted=sorted_ and not last_wins)
+
+
+# -- the paths ------------------------------------------------------------------------------
+
+def _block(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
+           overlapping: bool) -> jax.Array:
+    n = storage.shape[0]
+    grid, starts, block = _block_grid(c.dims, c.offset, n)
+    vals = _canonical_values(c, values, mode).reshape(block)
+    g = storage.reshape(grid)
+    if mode != "set":
+        old = lax.slice(g, starts, tuple(a + k for a, k in zip(starts, block, strict=True)))
+        vals = _COMBINE[mode](old, vals)
+    return lax.dynamic_update_slice(g, vals, starts).reshape(n)
+
+
+def _structured(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
+                overlapping: bool) -> jax.Array:
+    n, b = storage.shape[0], box(c.dims)
+    placed = _place_box(_canonical_values(c, values, mode), n, c.offset, b,
+                        jnp.zeros((), storage.dtype))
+    mask = _place_box(jnp.ones(b.shape, bool), n, c.offset, b, jnp.asarray(False))
+    return lax.select(mask, placed if mode == "set" else _COMBINE[mode](storage, placed), storage)
+
+
+def _split_rows(c: Canonical) -> tuple[int, Layout, Box]:
+    """``(k, outer, inner)``: the canonical dims as row starts (``dims[:k]``) times one row,
+    the smallest inner box (as the read's row gather splits them)."""
+    k = max(1, inner_box_start(c.dims))
+    return k, Layout(*zip(*c.dims[:k], strict=True), c.offset), box(c.dims[k:])
+
+
+def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
+                 overlapping: bool) -> jax.Array:
+    k, outer, inner = _split_rows(c)
+    fill = jnp.zeros((), storage.dtype) if mode == "set" else _identity(mode, storage.dtype)
+    rows = _place_box(_canonical_values(c, values, mode), inner.reach, 0, inner, fill)
+    dtype = index_dtype(c.layout(), storage.shape[0])
+    starts = storage_indices(outer.shape, outer.strides, c.offset, dtype)
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=(k,), inserted_window_dims=(),
+                                        scatter_dims_to_operand_dims=(0,))
+    return _SCATTER[mode](storage, starts[..., None], rows, dnums, indices_are_sorted=is_monotone(outer),
+                          unique_indices=mode == "set", mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
+                     overlapping: bool) -> jax.Array:
+    reduced = _reduced_layout(layout, c)
+    if overlapping and c.broadcast:  # the stride-0 dims may have been the only overlap
+        overlapping = _overlap.internal_overlap_witness(reduced) is not None
+    idx = storage_indices(reduced.shape, reduced.strides, reduced.offset,
+                          index_dtype(reduced, storage.shape[0]))
+    return _scatter(storage, idx, _combine_broadcast(c, values, mode), mode=mode,
+                    last_wins=overlapping and mode == "set", unique=not overlapping,
+                    sorted_=is_monotone(reduced), drop_out_of_range=not layout.has_static_offset)
+
+
+_PATHS = {"block": _block, "structured": _structured, "row_scatter": _row_scatter,
+          "scatter": _element_scatter}
+
+
+def _applicable(c: Canonical, n: int, mode: str) -> dict[str, bool]:
+    b = box(c.dims)
+    return {
+        "block": b is not None and _block_grid(c.dims, c.offset, n) is not None,
+        "structured": b is not None,
+        # "set" needs rows that neither overlap nor hold gaps (a gap would be overwritten)
+        "row_scatter": len(c.dims) >= 2 and (mode != "set" or (b is not None and _row_density(c) == 1)),
+        "scatter": True,
+    }
+
+
+def _row_density(c: Canonical) -> float:
+    """Fraction of the elements of a scattered row that belong to the view."""
+    _, _, inner = _split_rows(c)
+    return math.prod(inner.shape) / inner.reach
+
+
+def _auto(c: Canonical, n: int, mode: str) -> str:
+    ok = _applicable(c, n, mode)
+    if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
+        return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
+    rows = (ok["row_scatter"] and _split_rows(c)[2].reach >= ROW_SCATTER_MIN_ROW
+            and _row_density(c) >= ROW_SCATTER_MIN_DENSITY)
+    if rows and c.perm == tuple(range(len(c.perm))):
+        return "row_scatter"
+    # the full-storage rewrite pays where the view is a block of a grid of the storage
+    cover = c.numel / n if ok["block"] else 0.0
+    if cover >= STRUCTURED_MIN_FRACTION and n >= STRUCTURED_MIN_STORAGE:
+        return "structured"
+    if rows:
+        return "row_scatter"
+    if cover >= STRUCTURED_SPARSE_MIN_FRACTION and n >= STRUCTURED_SPARSE_MIN_STORAGE:
+        return "structured"
+    return "scatter"
+
+
+def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
+    if method not in METHODS:
+        raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
+    if not layout.has_static_offset:
+        if method not in ("auto", "scatter"):
+            raise LayoutError(
+                f"{op}: method={method!r} needs a static offset (layout {layout}); a traced offset "
+                "is written with method='scatter' (out-of-range elements are dropped).")
+        return "scatter"
+    c = canonicalize(layout)
+    if c.empty:
+        return "empty"
+    if method == "auto":
+        return _auto(c, n, mode)
+    if not _applicable(c, n, mode)[method]:
+        raise LayoutError(
+            f"{op}: method={method!r} does not apply to mode={mode!r} through layout {layout} over "
+            f"a storage of {n} elements (canonical dims {c.dims}); use method='auto', which picks "
+            "among the paths that apply.")
+    return method
+
+
+def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = "auto") -> str:
+    """The path ``write`` takes for ``layout`` when the layout is static (inside ``jit``).
+
+    Paths that apply: ``"block"`` when every canonical stride divides the one above it and
+    ``storage_size`` and the view does not wrap around (a block of the storage reshaped to a
+    grid); ``"structured"`` for a strided box (:func:`functional_strides.canonical.box`:
+    every composition of slicing, permutation and expansion); ``"row_scatter"`` for two or
+    more canonical dims, with ``mode="set"`` only when the rows neither overlap nor hold
+    gaps; ``"scatter"`` always.
+
+    ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
+    ``"block"`` for one contiguous run; ``"row_scatter"`` for rows spanning at least
+    ``ROW_SCATTER_MIN_ROW`` elements, at least ``ROW_SCATTER_MIN_DENSITY`` of them written,
+    when the values need no transpose; ``"structured"`` for a block of a grid covering at
+    least ``STRUCTURED_MIN_FRACTION`` of a storage of at least ``STRUCTURED_MIN_STORAGE``
+    elements; ``"row_scatter"`` for such rows whatever the order of the values;
+    ``"structured"`` for a block covering at least ``STRUCTURED_SPARSE_MIN_FRACTION`` of a
+    storage of at least ``STRUCTURED_SPARSE_MIN_STORAGE``; else ``"scatter"``.
+
+    Args:
+      layout: the view written through (strides/offset in elements); a traced offset always
+        takes ``"scatter"``.
+      storage_size: elements in the storage.
+      mode: one of :data:`MODES`.
+      method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
+    Returns:
+      ``"empty"`` (a zero extent: nothing written), ``"block"``, ``"structured"``,
+      ``"row_scatter"`` or ``"scatter"``.
+    Raises:
+      LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
+    Example:
+      >>> plan(Layout((64,), (64,), 7), 4096), plan(Layout((7, 1024), (256, 1)), 2560, mode="add")
+      ('scatter', 'row_scatter')
+      >>> plan(Layout((512, 512), (1, 512)), 512 * 512), plan(Layout((3, 4), (4, 1), 2), 20)
+      ('structured', 'block')
+    """
+    if mode not in MODES:
+        raise LayoutError(f"write: mode must be one of {MODES} (got mode={mode!r}).")
+    return _plan(layout, storage_size, mode, method, "write")
+
+
+def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str):
+    path = _plan(layout, storage.shape[0], mode, method, op)
+    if path == "empty":
+        return storage
+    return _PATHS[path](storage, layout, canonicalize(layout), values, mode, overlapping)
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "mode", "overlapping", "method", "op"))
+def _jit_write(storage, values, *, layout, mode, overlapping, method, op):
+    return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method=method, op=op)
 
 
 @functools.partial(jax.jit, static_argnames=("shape", "mode", "last_wins", "unique"))
@@ -88,47 +436,95 @@ def _eager_write(storage, values, strides, offset, *, shape, mode, last_wins, un
                     drop_out_of_range=False)
 
 
+@functools.partial(jax.jit, static_argnames=("mode",))
+def _eager_update(storage, values, offset, *, mode):
+    flat = values.reshape(-1)
+    if mode != "set":
+        flat = _COMBINE[mode](lax.dynamic_slice(storage, (offset,), flat.shape), flat)
+    return lax.dynamic_update_slice(storage, flat, (offset,))
+
+
+def _check_bounds(layout: Layout, size: int, op: str) -> None:
+    need = layout.required_storage_size
+    if need > size:
+        raise StorageError(
+            f"{op}: layout {layout} addresses storage indices up to {need - 1}, but the storage has "
+            f"{size} elements. Shrink the shape, strides or offset, or pass a larger storage.")
+
+
 def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
-          overlap: str = "error", op: str = "set") -> jax.Array:
+          overlap: str = "error", op: str = "set", method: str = "auto") -> jax.Array:
     """New storage after writing ``src`` through ``layout``.
 
     Args:
       storage: 1-D array (any dtype) that holds ``layout``.
       layout: the view written through; strides/offset in elements.
       src: values broadcastable to ``layout.shape``, castable to ``storage.dtype``.
-      mode: ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"`` (as ``jnp``'s ``.at[]``).
+      mode: ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"`` (as ``jnp``'s ``.at[]``;
+        on a bool storage ``"add"`` is a logical or and ``"mul"`` a logical and, as in PyTorch).
       overlap: for ``mode="set"`` through an internally overlapping view: ``"error"``
         (default) or ``"last"`` (the last element in row-major order wins).
+      op: the name used in error messages.
+      method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"block"``,
+        ``"structured"``, ``"row_scatter"``, ``"scatter"`` to force a path. Outside ``jit``,
+        ``"auto"`` uses a scatter (a ``dynamic_update_slice`` for a contiguous view)
+        compiled once per view shape (no compile per layout), while a forced method
+        compiles once per layout.
     Returns:
       A new 1-D storage of the same shape and dtype.
     Raises:
       OverlapError: ``mode="set"``, ``overlap="error"`` and two elements of the view share a
         storage slot (the message names one such pair of coordinates).
-      LayoutError: bad ``mode``/``overlap``, or ``src`` of a wrong shape or dtype.
+      LayoutError: bad ``mode``/``overlap``/``method`` (or a method that does not apply),
+        or ``src`` of a wrong shape or dtype (or no number, or out of the dtype's range).
+      StorageError: a static offset and the view runs past the storage end, or the storage's
+        indices exceed int32 while ``jax_enable_x64`` is off.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> write(jnp.zeros(6), Layout((2, 2), (1, 3)), jnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+      [1.0, 3.0, 0.0, 2.0, 4.0, 0.0]
 
-    A traced offset drops writes that fall outside the storage."""
+    A traced offset drops writes that fall outside the storage.
+
+    Semantics: ``torch.as_strided(storage, ...).copy_(src)`` (``add_``, ``mul_``, ...)
+    functionalized; ``storage.at[layout.indices()].set(src)`` (``add``, ``mul``, ``min``,
+    ``max``) in jnp, with ``"set"`` made deterministic for overlapping views."""
     if mode not in MODES:
         raise LayoutError(f"{op}: mode must be one of {MODES} (got mode={mode!r}).")
     if overlap not in ("error", "last"):
         raise LayoutError(f"{op}: overlap must be 'error' or 'last' (got overlap={overlap!r}).")
+    if method not in METHODS:
+        raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
     values = check_src(src, layout, storage.dtype, op=op)
     if layout.is_empty:
         return storage
     witness = _overlap.internal_overlap_witness(layout)
     if witness is not None and mode == "set" and overlap == "error":
         a, b = witness
+        index = sum(i * s for i, s in zip(a, layout.strides, strict=True))
+        index = layout.offset + index if layout.has_static_offset else f"offset + {index}"
         raise OverlapError(
             f"{op}: the view {layout} has elements that share a storage slot (coordinates {a} and "
-            f"{b} both address index {layout(*a)}), so a write through it is ambiguous. PyTorch "
+            f"{b} both address index {index}), so a write through it is ambiguous. PyTorch "
             "refuses such writes to expanded tensors; pass overlap='last' to keep the last element "
             "in row-major order, use add() to accumulate, or write through a contiguous() copy."
         )
-    last_wins = witness is not None and mode == "set"
-    dtype = index_dtype(layout, storage.shape[0])
+    if jnp.dtype(storage.dtype) == jnp.bool_:  # PyTorch: add_ is a logical or, mul_ a logical and
+        mode = {"add": "max", "mul": "min"}.get(mode, mode)
+    n = storage.shape[0]
+    if layout.has_static_offset:
+        _check_bounds(layout, n, op)
+    dtype = index_dtype(layout, n)  # past int32 indices needs x64, on every path
+    kw = {"mode": mode, "overlapping": witness is not None, "method": method, "op": op}
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:
-        idx = storage_indices(layout.shape, layout.strides, layout.offset, dtype)
-        return _scatter(storage, idx, values, mode=mode, last_wins=last_wins, unique=witness is None,
-                        sorted_=is_monotone(layout), drop_out_of_range=not layout.has_static_offset)
-    strides = np.asarray(layout.strides, dtype).reshape(layout.ndim)
+        return _lower(storage, layout, values, **kw)
+    if method != "auto":
+        return _jit_write(storage, values, layout=layout, **kw)
+    if layout.is_contiguous():
+        return _eager_update(storage, values, np.asarray(layout.offset, dtype), mode=mode)
+    # a size-1 dim's stride addresses nothing (and may not fit the index dtype)
+    strides = np.asarray([0 if k == 1 else t for k, t in zip(layout.shape, layout.strides, strict=True)],
+                         dtype).reshape(layout.ndim)
     return _eager_write(storage, values, strides, np.asarray(layout.offset, dtype), shape=layout.shape,
-                        mode=mode, last_wins=last_wins, unique=witness is None)
+                        mode=mode, last_wins=witness is not None and mode == "set",
+                        unique=witness is None)

@@ -1,0 +1,216 @@
+"""Measure the write paths of ``functional_strides.scatter.write`` side by side.
+
+For each case (a view, a storage size and a mode) prints the run time of every path that
+applies, inside ``jax.jit``, and its ratio to the element scatter -- one XLA scatter of
+single elements over the view's own shape, with indices from iota, the lowering every write
+used before the structured paths -- twice: plain (the storage is copied, then written) and
+with the storage donated (``jax.jit(f, donate_argnums=0)`` in a loop carrying the storage,
+so XLA may write in place, touching only the view). Times are the best of ``--repeats``
+interleaved rounds after one warm-up; compile time and XLA's temp bytes are printed too.
+The constants ``STRUCTURED_*`` and ``ROW_SCATTER_*`` in ``functional_strides/scatter.py``
+come from these tables; ``T(slices)`` is a candidate measured for overlap-add (the transpose
+of the read's shifted slices) that is not a write path.
+
+    python benchmarks/write_choices.py            # 4096^2 storages, 4M-sample signals
+    python benchmarks/write_choices.py --quick    # storages 16x smaller
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import time
+from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import functional_strides as fs  # noqa: E402
+from functional_strides import scatter  # noqa: E402
+from functional_strides.layout import Layout  # noqa: E402
+from functional_strides.lowering import index_dtype, materialize, storage_indices  # noqa: E402
+from functional_strides.overlap import internal_overlap_witness, is_monotone  # noqa: E402
+
+
+def element_scatter(storage, layout: Layout, values, mode: str):
+    """The baseline: one scatter of every element of the view (no stride-0 dim combined)."""
+    overlapping = internal_overlap_witness(layout) is not None
+    idx = storage_indices(layout.shape, layout.strides, layout.offset, index_dtype(layout, storage.shape[0]))
+    return scatter._scatter(storage, idx, values, mode=mode, last_wins=overlapping and mode == "set",
+                            unique=not overlapping, sorted_=is_monotone(layout), drop_out_of_range=False)
+
+
+def slices_transposed(storage, layout: Layout, values, mode: str):
+    """A candidate for float ``add`` through windows: the transpose of the read's shifted
+    slices (``pad``-and-add of each shift), by ``jax.linear_transpose``."""
+    assert mode == "add"
+    (placed,) = jax.linear_transpose(lambda s: materialize(s, layout, method="slices"), storage)(values)
+    return storage + placed
+
+
+def candidates(layout: Layout, n: int, mode: str) -> list[tuple[str, object]]:
+    out = [("element", lambda s, v: element_scatter(s, layout, v, mode))]
+    for method in scatter.METHODS[1:]:
+        try:
+            scatter.plan(layout, n, mode=mode, method=method)
+        except fs.LayoutError:
+            continue
+        out.append((method, lambda s, v, m=method: scatter.write(s, layout, v, mode=mode, overlap="last",
+                                                                  method=m)))
+    try:
+        fs.lowering.plan(layout, "slices")
+    except fs.LayoutError:
+        pass
+    else:
+        if mode == "add" and fs.lowering._slice_pieces(fs.canonical.canonicalize(layout)) <= 16:
+            out.append(("T(slices)", lambda s, v: slices_transposed(s, layout, v, mode)))
+    return out
+
+
+def _best(fns, repeats: int) -> list[float]:
+    """Best time of each thunk over ``repeats`` rounds, interleaved so load hits them alike."""
+    for fn in fns:
+        jax.block_until_ready(fn())
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+def measure(name: str, layout: Layout, n: int, mode: str, repeats: int) -> list[tuple]:
+    storage = jnp.arange(n, dtype=jnp.float32) % 97.0
+    src = (jnp.arange(layout.numel, dtype=jnp.float32) % 13.0).reshape(layout.shape)
+    cands = candidates(layout, n, mode)
+    compile_s, temps = [], []
+    for _, fn in cands:
+        t0 = time.perf_counter()
+        compiled = jax.jit(fn).lower(storage, src).compile()
+        compile_s.append(time.perf_counter() - t0)
+        mem = compiled.memory_analysis()
+        temps.append(getattr(mem, "temp_size_in_bytes", -1) if mem is not None else -1)
+    plain = [jax.jit(fn) for _, fn in cands]
+    expected = np.asarray(plain[0](storage, src))
+    for (method, _), fn in zip(cands, plain, strict=True):
+        np.testing.assert_allclose(np.asarray(fn(storage, src)), expected, rtol=1e-5, err_msg=method)
+    donated = [jax.jit(fn, donate_argnums=0) for _, fn in cands]
+    state = [jnp.array(storage) for _ in cands]
+
+    def carried(i):
+        def step():
+            state[i] = donated[i](state[i], src)
+            return state[i]
+        return step
+
+    times = _best([lambda f=f: f(storage, src) for f in plain] + [carried(i) for i in range(len(cands))],
+                  repeats)
+    t_plain, t_don = times[: len(cands)], times[len(cands):]
+    auto = scatter.plan(layout, n, mode=mode)
+    print(f"\n{name}: {mode} through {layout} over {n} elements; auto -> {auto}")
+    print(f"  {'path':<12} {'plain ms':>9} {'/element':>9} {'donated ms':>11} {'/element':>9} "
+          f"{'compile s':>10} {'temp MiB':>9}")
+    rows = []
+    for i, (method, _) in enumerate(cands):
+        row = (name, method, t_plain[i], t_plain[i] / t_plain[0], t_don[i], t_don[i] / t_don[0],
+               compile_s[i], temps[i])
+        rows.append(row)
+        print(f"  {method:<12} {t_plain[i] * 1e3:9.2f} {row[3]:9.2f} {t_don[i] * 1e3:11.2f} {row[5]:9.2f} "
+              f"{compile_s[i]:10.3f} {temps[i] / 2**20:9.1f}")
+    return rows
+
+
+def cases(scale: int) -> list[tuple[str, Layout, int, str]]:
+    """(name, view, storage size, mode): the views the choice is made for, then probes of
+    the thresholds (small views, views that are no block, short windows)."""
+    n = 4096 // scale
+    sig = (1 << 22) // scale
+    b, h, t, d = 16 // scale, 16, 1024, 64
+    heads = fs.views.permute(Layout.contiguous((b, t, h, d)), (0, 2, 1, 3))
+    frames = fs.views.unfold(Layout((sig,), (1,)), 0, 1024, 256)
+    main = [
+        ("column of a matrix (x[:, 7] = v)", Layout((n,), (n,), 7), n * n, "set"),
+        ("every other row/col (x[::2, ::2] = v)", Layout((n // 2, n // 2), (2 * n, 2)), n * n, "set"),
+        ("transposed block (x.t() = v)", Layout((n, n), (1, n)), n * n, "set"),
+        ("attention heads [B,H,T,D] view (+= v)", heads, b * t * h * d, "add"),
+        ("overlap-add of frames 1024/256", frames, sig, "add"),
+        ("row expanded to n x n (+= v)", Layout((n, n), (0, 1)), n, "add"),
+    ]
+    m = 64
+    probes = [
+        ("contiguous rows (x[n/8:7n/8] = v)", Layout((3 * n // 4, n), (n, 1), n * n // 8), n * n, "set"),
+        ("small: 64x64 x.t()[::2] = v", Layout((m // 2, m), (2, m)), m * m, "set"),
+        ("small: 256x256 x[::2, ::2] = v", Layout((128, 128), (512, 2)), 256 * 256, "set"),
+        ("small: 64x64 column += v", Layout((m,), (m,), 7), m * m, "add"),
+        ("x[::2, ::2] of a (n-2)x(n-2) matrix (= v)", Layout((n // 2 - 1, n // 2 - 1), (2 * n - 4, 2)),
+         (n - 2) ** 2, "set"),
+        ("x[::2, ::2] of a (n-1)x(n-1) matrix (= v)", Layout((n // 2, n // 2), (2 * n - 2, 2)),
+         (n - 1) ** 2, "set"),
+        ("diagonal (x.diagonal() = v)", Layout((n,), (n + 1,)), n * n, "set"),
+        ("x[1:-1, 1:-1] of (n+1)-wide rows (= v)", Layout((n - 2, n - 2), (n + 1, 1), n + 2),
+         n * (n + 1), "set"),
+        ("every 3rd of (n+1)-wide rows (= v)", Layout((n, n // 3), (n + 1, 3)), n * (n + 1), "set"),
+        ("quarter block, stride-3 rows (+= v)", Layout((n // 2, n // 2), (3 * n // 2, 1)), n * n, "add"),
+        ("every other column of the left half (x[:, :n/2:2] += v)", Layout((n, n // 4), (n, 2)),
+         n * n, "add"),
+        ("every 8th column of the left half (x[:, :n/2:8] += v)", Layout((n, n // 16), (n, 8)), n * n, "add"),
+        ("transposed quarter block (x[:n/2, :n/2].t() += v)", Layout((n // 2, n // 2), (1, n)), n * n, "add"),
+        ("attention heads [B,H,T,D] view (= v)", heads, b * t * h * d, "set"),
+        ("3x3 patches of an image (+= v)", Layout((n // 4 - 2, n // 4 - 2, 3, 3), (n // 4, 1, n // 4, 1)),
+         (n // 4) ** 2, "add"),
+        ("row expanded, set last", Layout((n, n), (0, 1)), n * n, "set"),
+    ]
+    for size, step in [(64, 16), (16, 4), (8, 2), (4, 1), (2, 1)]:
+        count = (sig // 4) // step
+        probes.append((f"overlap-add of frames {size}/{step}", Layout((count, size), (step, 1)),
+                       (count - 1) * step + size, "add"))
+    return main + probes
+
+
+def sweep(repeats: int) -> None:
+    """Ratios to the element scatter as the storage grows: where a structured path starts
+    to pay (the size thresholds)."""
+    print("\n=== sweep: n x n float32 storages; path plain/donated ratios to the element scatter ===")
+    for label, make, mode in [
+        ("x[::2, ::2] = v", lambda n: Layout((n // 2, n // 2), (2 * n, 2)), "set"),
+        ("x.t()[::2] = v", lambda n: Layout((n // 2, n), (2, n)), "set"),
+        ("x.t() = v", lambda n: Layout((n, n), (1, n)), "set"),
+        ("x[1:-1, 1:-1] += v", lambda n: Layout((n - 2, n - 2), (n, 1), n + 1), "add"),
+    ]:
+        for n in (32, 64, 128, 256, 512, 1024):
+            rows = _quiet(measure, f"{label} n={n}", make(n), n * n, mode, repeats)
+            print(f"  {label:<20} n={n:<5} " + "  ".join(
+                f"{r[1]}: {r[3]:.2f}/{r[5]:.2f} ({r[2] * 1e6:.0f} us)" for r in rows[1:]))
+
+
+def _quiet(fn, *args):
+    with contextlib.redirect_stdout(io.StringIO()):
+        return fn(*args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="storages 16x smaller")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", type=str, default=None, help="run the cases whose name contains this")
+    parser.add_argument("--sweep", action="store_true", help="only the sweep over storage sizes")
+    args = parser.parse_args()
+    if args.sweep:
+        sweep(args.repeats)
+        return
+    print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()}), float32; "
+          f"best of {args.repeats}; ratios to the element scatter")
+    for name, layout, n, mode in cases(4 if args.quick else 1):
+        if args.only is None or args.only in name:
+            measure(name, layout, n, mode, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
