@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from functional_strides import oracle
 from functional_strides.canonical import Box, box, canonicalize, inner_box_start, split_windows
 from functional_strides.layout import Layout
+from strategies import sliced_permuted_expanded
 
 _PAD = -1  # marks padding in simulated reads: never a storage index
 
@@ -36,31 +37,6 @@ def canonical_dims(draw, max_rank=4, min_extent=2):
     (``min_extent=1``: also extent-1 dims, as the windows plans build)."""
     dims = draw(st.lists(st.tuples(st.integers(min_extent, 6), st.integers(1, 40)), max_size=max_rank))
     return tuple(sorted(dims, key=lambda d: -d[1]))
-
-
-@st.composite
-def sliced_permuted_expanded(draw):
-    """A contiguous array (inside a larger storage) sliced with steps, some dims selected away,
-    permuted and expanded with new stride-0 dims: always a strided box."""
-    base = Layout.contiguous(tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))))
-    offset = draw(st.integers(0, 5))
-    shape, strides = [], []
-    for n, s in zip(base.shape, base.strides, strict=True):
-        start = draw(st.integers(0, n - 1))
-        offset += start * s
-        if draw(st.booleans()) and draw(st.booleans()):
-            continue  # select(): the dim disappears
-        step = draw(st.integers(1, 3))
-        stop = draw(st.integers(start + 1, n))
-        shape.append(len(range(start, stop, step)))
-        strides.append(step * s)
-    order = draw(st.permutations(range(len(shape))))
-    shape, strides = [shape[i] for i in order], [strides[i] for i in order]
-    for _ in range(draw(st.integers(0, 2))):
-        at = draw(st.integers(0, len(shape)))
-        shape.insert(at, draw(st.integers(1, 3)))
-        strides.insert(at, 0)
-    return Layout(tuple(shape), tuple(strides), offset), base.numel + offset + 3
 
 
 def canonical_indices(layout: Layout) -> np.ndarray:

@@ -24,6 +24,7 @@ from functional_strides import lowering, oracle
 from functional_strides.errors import LayoutError, StorageError
 from functional_strides.layout import Layout
 from functional_strides.lowering import METHODS, index_dtype, materialize, plan
+from strategies import sliced_permuted_expanded
 
 PATHS = METHODS[1:]  # every forced path
 SEEDS = Path(__file__).parents[1].parent / "shared" / "cases" / "seed_examples.json"
@@ -52,31 +53,6 @@ def layouts(draw, max_rank=4, max_extent=5, max_stride=9):
     shape = tuple(draw(st.lists(st.integers(0, max_extent), max_size=max_rank)))
     strides = tuple(draw(st.integers(0, max_stride)) for _ in shape)
     return Layout(shape, strides, draw(st.integers(0, 5)))
-
-
-@st.composite
-def sliced_permuted_expanded(draw):
-    """A contiguous array inside a larger storage, sliced with steps (some dims selected
-    away), permuted, and expanded with new stride-0 dims."""
-    base = Layout.contiguous(tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))))
-    offset = draw(st.integers(0, 4))
-    shape, strides = [], []
-    for n, s in zip(base.shape, base.strides, strict=True):
-        start = draw(st.integers(0, n - 1))
-        offset += start * s
-        if draw(st.integers(0, 3)) == 0:
-            continue  # select()
-        step = draw(st.integers(1, 3))
-        stop = draw(st.integers(start + 1, n))
-        shape.append(len(range(start, stop, step)))
-        strides.append(step * s)
-    order = draw(st.permutations(range(len(shape))))
-    shape, strides = [shape[i] for i in order], [strides[i] for i in order]
-    for _ in range(draw(st.integers(0, 2))):
-        at = draw(st.integers(0, len(shape)))
-        shape.insert(at, draw(st.integers(1, 3)))
-        strides.insert(at, 0)
-    return Layout(tuple(shape), tuple(strides), offset), base.numel + offset + draw(st.integers(0, 3))
 
 
 _GATHER_OP = re.compile(r"=\s*\S+\s+gather\(")  # an HLO gather instruction (not a name)
