@@ -9,6 +9,7 @@ transform layouts live in :mod:`functional_strides.views`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import operator
 from collections.abc import Iterable
@@ -89,6 +90,11 @@ def contiguous_strides(shape: Shape, order: str = "C") -> Strides:
     """
     if order not in ("C", "F"):
         raise LayoutError(f"contiguous_strides: order must be 'C' or 'F' (got order={order!r}).")
+    return _contiguous_strides(tuple(shape), order)
+
+
+@functools.lru_cache(maxsize=4096)
+def _contiguous_strides(shape: Shape, order: str) -> Strides:
     dims = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
     strides = [0] * len(shape)
     running = 1
