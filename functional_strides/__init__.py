@@ -24,12 +24,10 @@ from .lowering import plan as plan
 from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
-from .ops import diagonal_scatter as diagonal_scatter
-from .ops import select_scatter as select_scatter
-from .ops import slice_scatter as slice_scatter
 from .ops import chunk as chunk
 from .ops import contiguous as contiguous
 from .ops import diagonal as diagonal
+from .ops import diagonal_scatter as diagonal_scatter
 from .ops import expand as expand
 from .ops import expand_as as expand_as
 from .ops import flatten as flatten
@@ -39,6 +37,8 @@ from .ops import narrow as narrow
 from .ops import permute as permute
 from .ops import reshape as reshape
 from .ops import select as select
+from .ops import select_scatter as select_scatter
+from .ops import slice_scatter as slice_scatter
 from .ops import split as split
 from .ops import squeeze as squeeze
 from .ops import t as t

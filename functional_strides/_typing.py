@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any
 
 #: A shape: extents of each dim, in elements.
 Shape = tuple[int, ...]
@@ -12,4 +12,4 @@ Strides = tuple[int, ...]
 #: A storage offset: a Python int (static) or a traced/concrete integer scalar (dynamic).
 Offset = Any
 #: What a user may pass where a shape is expected.
-ShapeLike = Union[Sequence[int], int]
+ShapeLike = Sequence[int] | int

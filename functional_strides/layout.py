@@ -265,7 +265,7 @@ class Layout:
         addressed (0 for an empty layout)."""
         if self.is_empty:
             return 0
-        return sum((n - 1) * s for n, s in zip(self.shape, self.strides))
+        return sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False))
 
     @property
     def required_storage_size(self) -> Any:
@@ -300,7 +300,7 @@ class Layout:
             return True
         if self.ndim == 1:
             return self.strides[0] == 1
-        pairs = sorted(zip(self.strides, self.shape), reverse=True)
+        pairs = sorted(zip(self.strides, self.shape, strict=False), reverse=True)
         return _check_dense(tuple(n for _, n in pairs), tuple(s for s, _ in pairs))
 
     def has_internal_overlap(self) -> bool:
@@ -341,7 +341,7 @@ class Layout:
                 f"Layout{self}: expected {self.ndim} coordinates, got {len(coords)} {coords}."
             )
         index = self.offset
-        for d, (i, n, s) in enumerate(zip(coords, self.shape, self.strides)):
+        for d, (i, n, s) in enumerate(zip(coords, self.shape, self.strides, strict=False)):
             i = operator.index(i)
             if not 0 <= i < n:
                 raise OutOfRangeError(
@@ -362,7 +362,7 @@ class Layout:
                 f"Layout.indices: the offset of layout {self} is traced; indices() needs an int offset."
             )
         out = np.full(self.shape, self.offset, dtype=np.int64)
-        for d, (n, s) in enumerate(zip(self.shape, self.strides)):
+        for d, (n, s) in enumerate(zip(self.shape, self.strides, strict=False)):
             view = [1] * self.ndim
             view[d] = n
             out += (np.arange(n, dtype=np.int64) * s).reshape(view)
@@ -386,7 +386,7 @@ def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
 def _check_dense(shape: Shape, strides: Strides) -> bool:
     """Row-major contiguity walk (innermost first), skipping size-1 dims."""
     expected = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for n, s in zip(reversed(shape), reversed(strides), strict=False):
         if n == 1:
             continue
         if s != expected:

@@ -386,6 +386,6 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     if layout.is_contiguous():
         return _eager_slice(storage, offset, shape=layout.shape)
     # a size-1 dim's stride never reaches storage (and may not fit the index dtype)
-    live = [s if n > 1 else 0 for n, s in zip(layout.shape, layout.strides)]
+    live = [s if n > 1 else 0 for n, s in zip(layout.shape, layout.strides, strict=False)]
     strides = np.asarray(live, dtype).reshape(len(layout.shape))
     return _eager_gather(storage, strides, offset, shape=layout.shape)

@@ -152,7 +152,7 @@ def _writable_base(x: StridedArray) -> StridedArray:
     """What PyTorch's ``*_scatter`` ops write into (``clone_preserve_strides``): ``x``'s own
     layout over its storage, or a ``clone()`` when an expanded (stride-0) dim makes
     elements share storage slots."""
-    if any(n > 1 and s == 0 for n, s in zip(x.shape, x.stride())):
+    if any(n > 1 and s == 0 for n, s in zip(x.shape, x.stride(), strict=False)):
         return x.clone()
     return x
 

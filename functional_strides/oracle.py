@@ -32,7 +32,7 @@ def _parts(layout: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
 def element_indices(layout: Any) -> np.ndarray:
     """Storage index of every element, in row-major order of the view (1-D int64)."""
     shape, strides, offset = _parts(layout)
-    out = [offset + sum(i * s for i, s in zip(coord, strides))
+    out = [offset + sum(i * s for i, s in zip(coord, strides, strict=False))
            for coord in itertools.product(*(range(n) for n in shape))]
     return np.asarray(out, dtype=np.int64)
 
@@ -74,7 +74,7 @@ def scatter(storage: np.ndarray, layout: Any, src: np.ndarray, mode: str = "set"
     out = np.array(storage, copy=True)
     shape, _, _ = _parts(layout)
     values = np.broadcast_to(np.asarray(src), shape).reshape(-1)
-    for i, v in zip(element_indices(layout), values):
+    for i, v in zip(element_indices(layout), values, strict=False):
         if mode == "set":
             out[i] = v
         elif mode == "add":

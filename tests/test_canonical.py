@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import sliced_permuted_expanded
 
 from functional_strides import oracle
 from functional_strides.canonical import Box, box, canonicalize, inner_box_start, split_windows
 from functional_strides.layout import Layout
-from strategies import sliced_permuted_expanded
 
 _PAD = -1  # marks padding in simulated reads: never a storage index
 

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
+from strategies import sliced_permuted_expanded
 
 from functional_strides import lowering, oracle
 from functional_strides.errors import LayoutError, StorageError
 from functional_strides.layout import Layout
 from functional_strides.lowering import METHODS, index_dtype, materialize, plan
-from strategies import sliced_permuted_expanded
 
 PATHS = METHODS[1:]  # every forced path
 SEEDS = Path(__file__).parents[1].parent / "shared" / "cases" / "seed_examples.json"

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
+from strategies import sliced_permuted_expanded
 
 from functional_strides import oracle, scatter
 from functional_strides.errors import LayoutError, StorageError
 from functional_strides.layout import Layout
 from functional_strides.scatter import METHODS, MODES, plan, write
-from strategies import sliced_permuted_expanded
 
 PATHS = METHODS[1:]  # every forced path
 _SCATTER_OP = re.compile(r'"stablehlo\.scatter"\(')  # a scatter op (not its attributes)
