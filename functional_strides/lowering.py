@@ -299,11 +299,13 @@ def plan(layout: Layout, method: str = "auto") -> str:
     return method
 
 
-def _check_bounds(layout: Layout, size: int) -> None:
+def check_bounds(layout: Layout, size: int, op: str = "materialize") -> None:
+    """Raise ``StorageError`` (naming ``op``) when a static-offset ``layout`` addresses past the
+    end of a storage of ``size`` elements."""
     need = layout.required_storage_size
     if need > size:
         raise StorageError(
-            f"materialize: layout {layout} addresses storage indices up to {need - 1}, but the "
+            f"{op}: layout {layout} addresses storage indices up to {need - 1}, but the "
             f"storage has {size} elements. Shrink the shape, strides or offset, or pass a larger "
             "storage.")
 
@@ -319,7 +321,7 @@ def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
         return _gather(storage, idx, sorted_=is_monotone(layout),
                        unique=is_non_overlapping_sufficient(layout),
                        mode=lax.GatherScatterMode.FILL_OR_DROP)
-    _check_bounds(layout, storage.shape[0])
+    check_bounds(layout, storage.shape[0])
     return _PATHS[path](storage, canonicalize(layout))
 
 
@@ -380,7 +382,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
         return _jit_lower(storage, layout=layout, method=method)
     if layout.is_empty:
         return jnp.zeros(layout.shape, storage.dtype)
-    _check_bounds(layout, n)
+    check_bounds(layout, n)
     dtype = index_dtype(layout, n)
     offset = np.asarray(layout.offset, dtype)
     if layout.is_contiguous():

@@ -54,9 +54,9 @@ from jax import lax
 
 from . import overlap as _overlap
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
-from .errors import LayoutError, OverlapError, StorageError
+from .errors import LayoutError, OverlapError
 from .layout import Layout
-from .lowering import index_dtype, is_traced, storage_indices
+from .lowering import check_bounds, index_dtype, is_traced, storage_indices
 from .overlap import is_monotone
 
 __all__ = ["METHODS", "MODES", "check_src", "plan", "write"]
@@ -444,14 +444,6 @@ def _eager_update(storage, values, offset, *, mode):
     return lax.dynamic_update_slice(storage, flat, (offset,))
 
 
-def _check_bounds(layout: Layout, size: int, op: str) -> None:
-    need = layout.required_storage_size
-    if need > size:
-        raise StorageError(
-            f"{op}: layout {layout} addresses storage indices up to {need - 1}, but the storage has "
-            f"{size} elements. Shrink the shape, strides or offset, or pass a larger storage.")
-
-
 def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
           overlap: str = "error", op: str = "set", method: str = "auto") -> jax.Array:
     """New storage after writing ``src`` through ``layout``.
@@ -513,7 +505,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
         mode = {"add": "max", "mul": "min"}.get(mode, mode)
     n = storage.shape[0]
     if layout.has_static_offset:
-        _check_bounds(layout, n, op)
+        check_bounds(layout, n, op)
     dtype = index_dtype(layout, n)  # past int32 indices needs x64, on every path
     kw = {"mode": mode, "overlapping": witness is not None, "method": method, "op": op}
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:

@@ -8,7 +8,6 @@ PyTorch's for the same arguments. Strides and offsets are in elements.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import operator
 import warnings
@@ -17,7 +16,7 @@ from typing import Any
 
 from ._typing import Offset, Shape, Strides
 from .errors import LayoutError, OutOfRangeError, StorageError, ViewError
-from .layout import Layout, _int_tuple, _trusted, contiguous_strides, format_layout
+from .layout import Layout, _int_tuple, _trusted, contiguous_strides
 
 __all__ = [
     "as_strided",
@@ -785,13 +784,3 @@ def getitem(layout: Layout, key: Any) -> Layout:
                                       f"{n} (got index {key!r}, layout {layout}).")
             out = select(out, d, i)
     return out
-
-
-def describe(layout: Layout) -> str:
-    """One-line description used in error messages."""
-    return format_layout(layout.shape, layout.strides, layout.offset)
-
-
-def replace_offset(layout: Layout, offset: Offset) -> Layout:
-    """The same shape and strides at another offset."""
-    return dataclasses.replace(layout, offset=offset)
