@@ -2,7 +2,7 @@
 
 For each case, times in one run, side by side:
 
-* ours: ``StridedArray(storage, layout).set(src)`` / ``.add(src)`` under ``jax.jit``;
+* ours: ``StridedArray(storage, layout).at[...].set(src)`` / ``.at[...].add(src)`` under ``jax.jit``;
 * ``.at[]``: ``storage.at[idx].set(src)`` / ``.add(src)`` with the same storage indices,
   built in-graph from iota (the same index arithmetic, no structure);
 * torch: the same view of a torch tensor (``as_strided``) written in place with
@@ -70,7 +70,7 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
     src = jnp.ones(layout.shape, jnp.float32)
 
     def ours_fn(s, v):
-        return getattr(StridedArray(s, layout), mode)(v).storage
+        return getattr(StridedArray(s, layout).at[...], mode)(v).storage
 
     ours = jax.jit(ours_fn)
 

@@ -1,8 +1,10 @@
 """The only place where ``Layout`` meets JAX: its pytree registration.
 
-Shape and strides are always static (treedef). An integer offset is static too, so equal
-layouts share one ``jit`` cache entry; an offset that is a JAX scalar is the one leaf, so a
-window moved by a traced amount never retraces.
+Shape and strides are static (the treedef); the offset is the one leaf, whatever its type
+(a Python int, a NumPy or JAX integer scalar, a tracer). A view passed into ``jax.jit``
+therefore compiles once per (shape, strides, storage shape and dtype): moving a window
+never recompiles. ``Layout`` stays hashable (with an int offset), so it can also be a
+static argument, which keys the compile on the offset too.
 """
 
 from __future__ import annotations
@@ -11,25 +13,19 @@ import jax
 
 from .layout import Layout, _trusted
 
-_DYNAMIC = "<dynamic offset>"
-
 
 def _flatten_with_keys(layout: Layout):
-    if layout.has_static_offset:
-        return (), (layout.shape, layout.strides, layout.offset)
-    return ((jax.tree_util.GetAttrKey("offset"), layout.offset),), (layout.shape, layout.strides, _DYNAMIC)
+    return ((jax.tree_util.GetAttrKey("offset"), layout.offset),), (layout.shape, layout.strides)
 
 
 def _flatten(layout: Layout):
-    children, aux = _flatten_with_keys(layout)
-    return tuple(v for _, v in children), aux
+    return (layout.offset,), (layout.shape, layout.strides)
 
 
 def _unflatten(aux, children) -> Layout:
-    shape, strides, offset = aux
-    if offset == _DYNAMIC:
-        (offset,) = children
-    return _trusted(shape, strides, offset)  # may hold tracers or placeholders
+    shape, strides = aux
+    (offset,) = children
+    return _trusted(shape, strides, offset)  # may hold tracers, batched offsets or placeholders
 
 
 jax.tree_util.register_pytree_with_keys(Layout, _flatten_with_keys, _unflatten, _flatten)

@@ -146,10 +146,10 @@ class Chain:
         return y
 
     def write(self, x: StridedArray, op: str, src: Any) -> StridedArray:
-        """``getattr(x, op)(src)`` for a functional write (``set``/``add``/...): the result is
-        ``x``'s layout over new storage, recorded as a write."""
-        y = getattr(x, op)(src)
-        self.steps.append(Step(op, "", "write", y.layout))
+        """``x.at[...].<op>(src)`` for a functional write through the whole view (``set``,
+        ``add``, ...): the result is ``x``'s layout over new storage, recorded as a write."""
+        y = getattr(x.at[...], op)(src)
+        self.steps.append(Step(f"at[].{op}", "", "write", y.layout))
         return y
 
     def compute(self, op: str, fn: Callable[..., jax.Array], *args: Any) -> StridedArray:
@@ -377,7 +377,7 @@ def istft_overlap_add(signal: jax.Array, *, n_fft: int, hop: int, chain: Chain) 
     back = chain.compute("irfft·hann", lambda z: jnp.fft.irfft(z, n=n_fft, axis=-1) * window, dense(spec))
     target = chain(from_array(jnp.zeros(n, signal.dtype)), "unfold", 0, n_fft, hop)
     summed = chain.write(target, "add", dense(back))
-    weight = target.add(jnp.broadcast_to(window * window, target.shape))
+    weight = target.at[...].add(jnp.broadcast_to(window * window, target.shape))
     return summed.storage, weight.storage
 
 

@@ -152,8 +152,20 @@ def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) 
     def tup(t: tuple[int, ...]) -> str:
         return "(" + ",".join(str(v) for v in t) + ("," if len(t) == 1 else "") + ")"
 
-    off = offset if is_static_offset(offset) else "<traced>"
-    return f"{tup(shape)}:{tup(strides)}+{off}"
+    return f"{tup(shape)}:{tup(strides)}+{_format_offset(offset)}"
+
+
+def _format_offset(offset: Offset) -> str:
+    """An offset for messages: its value when known (int, NumPy or concrete JAX scalar),
+    ``<traced>`` under a trace, ``[...]`` for the per-item offsets of a batched array."""
+    if is_static_offset(offset):
+        return str(int(offset))
+    if getattr(offset, "ndim", 0) != 0:
+        return f"<{'x'.join(map(str, offset.shape))} offsets>"
+    try:
+        return str(operator.index(offset))
+    except Exception:  # a tracer refuses conversion
+        return "<traced>"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -163,15 +175,15 @@ class Layout:
     ``Layout(shape, strides, offset=0)`` maps coordinate ``(i_0, ..., i_{k-1})`` with
     ``0 <= i_d < shape[d]`` to storage index ``offset + sum_d i_d * strides[d]``. It is
     frozen and hashable (when the offset is a Python int) and registered as a JAX pytree:
-    shape, strides and an integer offset live in the treedef, so ``jax.jit`` caches on
-    equal layouts. An offset given as a JAX integer scalar is a pytree leaf instead, so that
-    moving a window by a traced amount never retraces (see ``docs/design.md``).
+    shape and strides live in the treedef, the offset is the leaf, so ``jax.jit`` compiles
+    once per shape and strides and moving a window never retraces (see ``docs/design.md``).
 
     Args:
       shape: extents, non-negative ints (rank 0 allowed).
       strides: one non-negative int per dim (PyTorch forbids negative strides too).
-      offset: storage index of element ``(0, ..., 0)``; a non-negative int, or an integer
-        JAX scalar (dynamic offset).
+      offset: storage index of element ``(0, ..., 0)``; a non-negative int, an integer
+        JAX scalar, or an integer array holding one offset per item of a batched
+        ``StridedArray`` (shape ``batch_shape``).
     Raises:
       LayoutError: lengths of ``shape`` and ``strides`` differ; an entry is negative, a bool
         or not an integer; the offset is a negative int.
@@ -213,11 +225,12 @@ class Layout:
             object.__setattr__(self, "offset", offset)
         else:
             dtype = getattr(offset, "dtype", None)
-            if dtype is None or np.dtype(dtype).kind not in "iu" or getattr(offset, "ndim", 1) != 0:
+            if dtype is None or np.dtype(dtype).kind not in "iu" or not hasattr(offset, "ndim"):
                 raise LayoutError(
                     f"Layout: offset {offset!r} is not an integer (got type {type(offset).__name__}"
-                    f"{', dtype ' + str(dtype) if dtype is not None else ''}); pass an int, or an integer "
-                    "JAX scalar for a dynamic offset."
+                    f"{', dtype ' + str(dtype) if dtype is not None else ''}); pass an int, an integer "
+                    "JAX scalar for a dynamic offset, or an integer array of one offset per item of a "
+                    "batched StridedArray."
                 )
             if np.dtype(dtype).itemsize < 4 or np.dtype(dtype).kind == "u":
                 # offset + k*stride must not wrap in a narrow integer type

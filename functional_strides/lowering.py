@@ -20,11 +20,13 @@ Each path ends with ``transpose`` to the user's order of dims, ``reshape`` and
 ``broadcast_in_dim`` for stride-0 dims. :func:`plan` tells which path ``"auto"`` takes;
 ``materialize(..., method=...)`` forces one.
 
-Static layouts (inside a user's ``jit``/``vmap``/``grad``) take these paths. Eager use
-(concrete storage outside ``jit``) passes strides and offset as traced int arrays to a gather
-compiled once per (output shape, storage shape, dtype), so a new layout of a known shape
-costs no XLA compile. A traced offset is read with a gather that fills out-of-range
-elements.
+Inside a user's ``jit``/``vmap``/``grad`` shape and strides are static and take these
+paths. The offset is usually traced there (it is a pytree leaf, so that moving a view never
+recompiles): the view is then read from the window ``lax.dynamic_slice(storage, offset,
+span + 1)`` (:func:`dynamic_window`) with the same plan as at offset 0, so a traced offset
+costs a ``dynamic_slice`` and no gather. Eager use (concrete storage outside ``jit``)
+passes strides and offset as traced int arrays to a gather compiled once per (output
+shape, storage shape, dtype), so a new layout of a known shape costs no XLA compile.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from .errors import LayoutError, StorageError
 from .layout import Layout
 from .overlap import is_monotone, is_non_overlapping_sufficient
 
-__all__ = ["METHODS", "index_dtype", "is_traced", "materialize", "plan", "storage_indices"]
+__all__ = ["METHODS", "dynamic_window", "index_dtype", "is_traced", "materialize", "plan", "storage_indices"]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -268,7 +270,8 @@ def plan(layout: Layout, method: str = "auto") -> str:
     ``"gather"`` (thresholds measured by ``benchmarks/lowering_choices.py``).
 
     Args:
-      layout: the layout to read; a traced offset always takes ``"gather"``.
+      layout: the layout to read; with a traced offset the path is that of the same layout
+        at offset 0, read from a ``dynamic_slice`` of the storage (:func:`dynamic_window`).
       method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
     Returns:
       ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``
@@ -281,12 +284,8 @@ def plan(layout: Layout, method: str = "auto") -> str:
     """
     if method not in METHODS:
         raise LayoutError(f"materialize: unknown method {method!r}; use one of {METHODS}.")
-    if not layout.has_static_offset:
-        if method not in ("auto", "gather"):
-            raise LayoutError(
-                f"materialize: method={method!r} needs a static offset (layout {layout}); a traced "
-                "offset is read with method='gather' (out-of-range elements are filled).")
-        return "gather"
+    if not layout.has_static_offset:  # read through dynamic_window: the view at offset 0
+        layout = Layout(layout.shape, layout.strides, 0)
     c = canonicalize(layout)
     if c.empty:
         return "empty"
@@ -310,17 +309,44 @@ def check_bounds(layout: Layout, size: int, op: str = "materialize") -> None:
             "storage.")
 
 
+def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Array, Layout]:
+    """The part of ``storage`` that a layout with a traced offset addresses, as static data.
+
+    Shape and strides are static, so the span of the view is too: the view lies in the
+    ``span + 1`` elements from its offset. The offset is clamped into ``[0, n - span - 1]``
+    (as ``lax.dynamic_slice`` clamps its start), so the window always lies in the storage;
+    inside it the view has offset 0 and every static lowering path applies.
+
+    Args:
+      storage: 1-D array of ``n`` elements.
+      layout: a non-empty layout whose offset is an integer scalar (traced or not).
+    Returns:
+      ``(start, window, local)``: the clamped offset (index dtype), the window
+      ``storage[start : start + span + 1]`` and ``layout`` at offset 0.
+    Raises:
+      StorageError: the view spans more elements than the storage holds (no offset fits),
+        or its indices exceed int32 while ``jax_enable_x64`` is off.
+    """
+    n = storage.shape[0]
+    reach = layout.span + 1
+    if reach > n:
+        raise StorageError(
+            f"materialize: layout {layout} spans {reach} storage elements (sum((size-1)*stride) + 1), "
+            f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
+            "pass a larger storage.")
+    dtype = index_dtype(layout, n)
+    start = jnp.clip(jnp.asarray(layout.offset).astype(dtype), 0, n - reach)
+    local = Layout(layout.shape, layout.strides, 0)
+    return start, lax.dynamic_slice(storage, (start,), (reach,)), local
+
+
 def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
     path = plan(layout, method)
     if path == "empty":
         return jnp.zeros(layout.shape, storage.dtype)
     index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
     if not layout.has_static_offset:
-        idx = storage_indices(layout.shape, layout.strides, layout.offset,
-                              index_dtype(layout, storage.shape[0]))
-        return _gather(storage, idx, sorted_=is_monotone(layout),
-                       unique=is_non_overlapping_sufficient(layout),
-                       mode=lax.GatherScatterMode.FILL_OR_DROP)
+        _, storage, layout = dynamic_window(storage, layout)
     check_bounds(layout, storage.shape[0])
     return _PATHS[path](storage, canonicalize(layout))
 
@@ -349,9 +375,10 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     Args:
       storage: 1-D array of any dtype holding at least ``layout.required_storage_size``
         elements.
-      layout: the view to read (strides and offset in elements); a traced offset reads
-        out-of-range elements as the gather fill value (NaN for inexact dtypes, the extreme
-        value for integers, True for bool).
+      layout: the view to read (strides and offset in elements). A traced offset cannot be
+        checked at trace time: it is clamped into ``[0, storage size - span - 1]``, as
+        ``lax.dynamic_slice`` clamps (:func:`dynamic_window`); shape and strides are still
+        checked (a view longer than the storage raises).
       method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
         ``"slices"``, ``"row_gather"``, ``"gather"`` to force a path. Outside ``jit``,
         ``"auto"`` uses a gather compiled once per output shape (no compile per layout),

@@ -165,7 +165,7 @@ def _scatter_into(input: Any, src: Any, view_of, op: str) -> StridedArray:
     target = view_of(base)
     _check_src_shape(src, target, op)
     values = jnp.asarray(src).astype(base.dtype)
-    return base.with_storage(target.set(values, overlap="last").storage)
+    return base.with_storage(target.at[...].set(values, overlap="last").storage)
 
 
 def as_strided_scatter(input: Any, src: Any, size: Sequence[int], stride: Sequence[int],

@@ -56,7 +56,7 @@ from . import overlap as _overlap
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
 from .errors import LayoutError, OverlapError
 from .layout import Layout
-from .lowering import check_bounds, index_dtype, is_traced, storage_indices
+from .lowering import check_bounds, dynamic_window, index_dtype, is_traced, storage_indices
 from .overlap import is_monotone
 
 __all__ = ["METHODS", "MODES", "check_src", "plan", "write"]
@@ -243,10 +243,9 @@ def _identity(mode: str, dtype: Any) -> jax.Array:
     return jnp.asarray(value, dtype)
 
 
-def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, sorted_: bool,
-             drop_out_of_range: bool):
-    gmode = (lax.GatherScatterMode.FILL_OR_DROP if drop_out_of_range or last_wins
-             else lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, sorted_: bool):
+    # losers of a last-wins write are sent past the end, to be dropped
+    gmode = lax.GatherScatterMode.FILL_OR_DROP if last_wins else lax.GatherScatterMode.PROMISE_IN_BOUNDS
     if last_wins:
         # Each slot's winner is the largest row-major position writing to it.
         pos = jnp.arange(values.size, dtype=idx.dtype).reshape(values.shape)
@@ -311,7 +310,7 @@ def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: j
                           index_dtype(reduced, storage.shape[0]))
     return _scatter(storage, idx, _combine_broadcast(c, values, mode), mode=mode,
                     last_wins=overlapping and mode == "set", unique=not overlapping,
-                    sorted_=is_monotone(reduced), drop_out_of_range=not layout.has_static_offset)
+                    sorted_=is_monotone(reduced))
 
 
 _PATHS = {"block": _block, "structured": _structured, "row_scatter": _row_scatter,
@@ -357,12 +356,8 @@ def _auto(c: Canonical, n: int, mode: str) -> str:
 def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
     if method not in METHODS:
         raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
-    if not layout.has_static_offset:
-        if method not in ("auto", "scatter"):
-            raise LayoutError(
-                f"{op}: method={method!r} needs a static offset (layout {layout}); a traced offset "
-                "is written with method='scatter' (out-of-range elements are dropped).")
-        return "scatter"
+    if not layout.has_static_offset:  # written through dynamic_window: the view at offset 0
+        layout, n = Layout(layout.shape, layout.strides, 0), layout.span + 1
     c = canonicalize(layout)
     if c.empty:
         return "empty"
@@ -396,8 +391,9 @@ def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = 
     storage of at least ``STRUCTURED_SPARSE_MIN_STORAGE``; else ``"scatter"``.
 
     Args:
-      layout: the view written through (strides/offset in elements); a traced offset always
-        takes ``"scatter"``.
+      layout: the view written through (strides/offset in elements); with a traced offset
+        the path is that of the same layout at offset 0 over the ``span + 1`` elements it
+        lies in (written back with ``dynamic_update_slice``).
       storage_size: elements in the storage.
       mode: one of :data:`MODES`.
       method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
@@ -421,6 +417,10 @@ def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, met
     path = _plan(layout, storage.shape[0], mode, method, op)
     if path == "empty":
         return storage
+    if not layout.has_static_offset:  # write the window the view lies in, then put it back
+        start, window, local = dynamic_window(storage, layout)
+        window = _PATHS[path](window, local, canonicalize(local), values, mode, overlapping)
+        return lax.dynamic_update_slice(storage, window, (start,))
     return _PATHS[path](storage, layout, canonicalize(layout), values, mode, overlapping)
 
 
@@ -432,8 +432,7 @@ def _jit_write(storage, values, *, layout, mode, overlapping, method, op):
 @functools.partial(jax.jit, static_argnames=("shape", "mode", "last_wins", "unique"))
 def _eager_write(storage, values, strides, offset, *, shape, mode, last_wins, unique):
     idx = storage_indices(shape, strides, offset, strides.dtype)
-    return _scatter(storage, idx, values, mode=mode, last_wins=last_wins, unique=unique, sorted_=False,
-                    drop_out_of_range=False)
+    return _scatter(storage, idx, values, mode=mode, last_wins=last_wins, unique=unique, sorted_=False)
 
 
 @functools.partial(jax.jit, static_argnames=("mode",))
@@ -476,7 +475,10 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
       >>> write(jnp.zeros(6), Layout((2, 2), (1, 3)), jnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
       [1.0, 3.0, 0.0, 2.0, 4.0, 0.0]
 
-    A traced offset drops writes that fall outside the storage.
+    A traced offset cannot be checked at trace time: it is clamped into ``[0, storage size -
+    span - 1]`` as ``lax.dynamic_update_slice`` clamps (reads clamp the same way), and the
+    window of ``span + 1`` elements it starts is written with the static plan of the view at
+    offset 0.
 
     Semantics: ``torch.as_strided(storage, ...).copy_(src)`` (``add_``, ``mul_``, ...)
     functionalized; ``storage.at[layout.indices()].set(src)`` (``add``, ``mul``, ``min``,
@@ -504,6 +506,8 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     if jnp.dtype(storage.dtype) == jnp.bool_:  # PyTorch: add_ is a logical or, mul_ a logical and
         mode = {"add": "max", "mul": "min"}.get(mode, mode)
     n = storage.shape[0]
+    if not layout.has_static_offset and not is_traced(layout.offset):  # a concrete array scalar
+        layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
     if layout.has_static_offset:
         check_bounds(layout, n, op)
     dtype = index_dtype(layout, n)  # past int32 indices needs x64, on every path

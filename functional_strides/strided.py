@@ -15,7 +15,7 @@ import numpy as np
 
 from . import views
 from .errors import LayoutError, OutOfRangeError, StorageError
-from .layout import Layout, dense_strides_like, is_static_offset
+from .layout import Layout, _trusted, dense_strides_like, is_static_offset
 from .lowering import is_traced, materialize
 from .scatter import write
 
@@ -48,10 +48,25 @@ def _check_storage_rank(storage: Any, layout: Layout) -> None:
         )
 
 
+def _per_item(layout: Layout, batch_ndim: int) -> bool:
+    """True when a batched array's offset holds one offset per item (shape ``batch_shape``)."""
+    return batch_ndim > 0 and jnp.ndim(layout.offset) > 0
+
+
+def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
+    """``fn(storage_item, layout_item, *arg_items)`` mapped over the batch axes of ``storage``
+    (and of a per-item offset); ``fn(storage, layout, *args)`` for a 1-D storage."""
+    nb = storage.ndim - 1
+    if _per_item(layout, nb):
+        return _over_batch(lambda s, o, *a: fn(s, Layout(layout.shape, layout.strides, o), *a), nb)(
+            storage, jnp.broadcast_to(layout.offset, storage.shape[:-1]), *args)
+    return _over_batch(lambda s, *a: fn(s, layout, *a), nb)(storage, *args)
+
+
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
     _check_storage_rank(storage, layout)
-    return _over_batch(lambda s: materialize(s, layout), storage.ndim - 1)(storage)
+    return _map_items(materialize, storage, layout)
 
 
 def _is_dtype(value: Any) -> bool:
@@ -63,15 +78,21 @@ def _is_dtype(value: Any) -> bool:
 
 
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
+    """Bounds of a view made with concrete values (a traced offset is clamped when read:
+    see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked."""
     size = storage.shape[-1]
     offset = layout.offset
     if not is_static_offset(offset):
         if is_traced(offset):
-            return  # documented: bounds of a traced offset are not checked at trace time
-        offset = int(np.asarray(offset))
-        if offset < 0:
-            raise StorageError(f"{op}: invalid storage offset {offset} (layout {layout}); "
+            return
+        values = np.asarray(offset)
+        if values.size == 0 or layout.is_empty:
+            return
+        low, high = int(values.min()), int(values.max())
+        if low < 0:
+            raise StorageError(f"{op}: invalid storage offset {low} (layout {layout}); "
                                "the offset must be >= 0.")
+        offset = high
         layout = Layout(layout.shape, layout.strides, offset)
     need = layout.required_storage_size
     if need > size:
@@ -127,6 +148,11 @@ class StridedArray:
                 "x.reshape(-1), use from_array(x) for a contiguous view of an array, or "
                 "batched=True for a batch of storages of shape (*batch, N)."
             )
+        if jnp.ndim(layout.offset) > 0 and not (batched and jnp.shape(layout.offset) == storage.shape[:-1]):
+            raise StorageError(
+                f"StridedArray: the layout holds {jnp.shape(layout.offset)} offsets (one per item) but the "
+                f"storage of shape {tuple(storage.shape)} has batch_shape {tuple(storage.shape[:-1])}; give "
+                "one offset per item of a batched storage (batched=True), or an int offset.")
         _check_fits(storage, layout, "StridedArray")
         object.__setattr__(self, "storage", storage)
         object.__setattr__(self, "layout", layout)
@@ -140,10 +166,10 @@ class StridedArray:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise TypeError("StridedArray is immutable and does not support item assignment; write "
-                        "functionally: y = x[key].set(value), then x.with_storage(y.storage) sees the write.")
+                        "functionally, as with jax arrays: x = x.at[key].set(value).")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"StridedArray is immutable; cannot set {name!r}. Use set()/add() "
+        raise AttributeError(f"StridedArray is immutable; cannot set {name!r}. Use x.at[idx].set(v) "
                              "for functional writes or with_storage() for another storage.")
 
     def _view(self, layout: Layout) -> StridedArray:
@@ -201,8 +227,14 @@ class StridedArray:
         return self.layout.strides[views.canonical_dim(dim, self.ndim, op="stride")]
 
     def storage_offset(self) -> Any:
-        """Storage index of the first element, in elements (``torch.Tensor.storage_offset``)."""
-        return self.layout.offset
+        """Storage index of the first element, in elements (``torch.Tensor.storage_offset``).
+
+        A Python int, except under a trace (a traced integer scalar) and for a batched array
+        whose items have their own offsets (an integer array of shape ``batch_shape``)."""
+        offset = self.layout.offset
+        if not is_static_offset(offset) and not is_traced(offset) and jnp.ndim(offset) == 0:
+            return int(offset)  # a concrete scalar, e.g. returned by a jitted function
+        return offset
 
     def is_contiguous(self) -> bool:
         """PyTorch's C-contiguity of the layout (``torch.Tensor.is_contiguous``)."""
@@ -287,7 +319,7 @@ class StridedArray:
     # -- functional writes ----------------------------------------------------------------
     def with_storage(self, storage: Any) -> StridedArray:
         """The same layout over another storage, e.g. ``base.with_storage(w.storage)`` to see
-        a write made through another view ``w`` of the same storage.
+        a write made through another view ``w`` of the same storage (``w = x.at[...].add(v)``).
 
         Raises:
           StorageError: ``storage`` is not 1-D (for a batched array: has no batch axes) or
@@ -299,68 +331,54 @@ class StridedArray:
                 "storage of shape (*batch, N).")
         return StridedArray(storage, self.layout, batched=bool(self.batch_shape))
 
-    def _write(self, src: Any, mode: str, overlap: str = "error") -> StridedArray:
-        _check_storage_rank(self.storage, self.layout)
-        nb = len(self.batch_shape)
-        if nb == 0:
-            new = write(self.storage, self.layout, src, mode=mode, overlap=overlap, op=mode)
-        else:
-            src = jnp.asarray(src)
-            if jnp.ndim(src) > nb + self.ndim:
-                raise LayoutError(f"{mode}: src of shape {src.shape} has more dims than the batched view "
-                                  f"{(*self.batch_shape, *self.shape)}.")
-            try:
-                src = jnp.broadcast_to(src, (*self.batch_shape, *self.shape))
-            except ValueError:
-                raise LayoutError(
-                    f"{mode}: src of shape {src.shape} is not broadcastable to the batched view's shape "
-                    f"{(*self.batch_shape, *self.shape)} (layout {self.layout})."
-                ) from None
-            new = _over_batch(lambda s, v: write(s, self.layout, v, mode=mode, overlap=overlap, op=mode),
-                              nb)(self.storage, src)
-        return StridedArray._wrap(new, self.layout)
+    @property
+    def at(self) -> _IndexUpdateHelper:
+        """Functional writes through a view of this array, spelled as ``jnp``'s ``.at[]``.
 
-    def set(self, src: Any, *, overlap: str = "error") -> StridedArray:
-        """This view over new storage in which its elements are replaced by ``src``.
+        ``x.at[idx].set(v)`` returns ``x`` (its layout) over a new storage in which the
+        elements of the view ``x[idx]`` are replaced by ``v``; ``.add``, ``.multiply``,
+        ``.min``, ``.max`` combine instead, ``.get()`` reads. ``idx`` is any basic index
+        (``int``, traced int, slices with steps, ``None``, ``...``, tuples of these);
+        ``x.at[...]`` writes through the whole view, which may overlap itself (an
+        ``unfold``, ``diagonal``, ``expand`` or ``as_strided`` view: overlap-add is
+        ``frames.at[...].add(v)``). Other views of the old storage see the write when rebuilt
+        with ``view.with_storage(result.storage)``.
 
-        ``src`` broadcasts to ``self.shape`` and is cast to the storage dtype (jnp ``.at[]``
-        rules). Storage slots outside the view keep their values; other views of the old
-        storage see the write when rebuilt with ``with_storage(result.storage)``.
-
-        Args:
-          src: values, broadcastable to ``self.shape``.
-          overlap: ``"error"`` (default) refuses a view whose elements share storage slots;
-            ``"last"`` keeps, per slot, the element last in row-major order.
-        Raises:
-          OverlapError: internal overlap with ``overlap="error"`` (names two colliding
-            coordinates). LayoutError: ``src`` shape or dtype does not fit.
         Example:
           >>> import jax.numpy as jnp
-          >>> base = from_array(jnp.zeros((2, 3)))
-          >>> w = base[:, 1].set(7.0)
-          >>> base.with_storage(w.storage).storage.tolist()
-          [0.0, 7.0, 0.0, 0.0, 7.0, 0.0]
+          >>> x = from_array(jnp.zeros((2, 3)))
+          >>> x.at[:, 1].set(7.0).tolist()
+          [[0.0, 7.0, 0.0], [0.0, 7.0, 0.0]]
+          >>> frames = from_array(jnp.zeros(6)).unfold(0, 4, 2)     # two overlapping windows
+          >>> frames.at[...].add(1.0).storage.tolist()               # shared slots accumulate
+          [1.0, 1.0, 2.0, 2.0, 1.0, 1.0]
 
-        Semantics: ``view.copy_(src)`` in PyTorch, functionalized (``as_strided_scatter``)."""
-        return self._write(src, "set", overlap)
+        Semantics: ``jax.Array.at``; PyTorch's in-place writes through a view
+        (``x[:, 1] = v``, ``view.copy_(v)``, ``view.add_(v)``), functionalized."""
+        return _IndexUpdateHelper(self)
 
-    def add(self, src: Any) -> StridedArray:
-        """Like :meth:`set` but adds ``src``; overlapping elements accumulate (overlap-add).
-
-        Semantics: ``view.add_(src)`` functionalized; ``x.at[idx].add`` in jnp."""
-        return self._write(src, "add")
-
-    def mul(self, src: Any) -> StridedArray:
-        """Like :meth:`set` but multiplies by ``src`` (every contribution). Semantics: ``.at[].mul``."""
-        return self._write(src, "mul")
-
-    def min(self, src: Any) -> StridedArray:
-        """Like :meth:`set` but keeps the minimum (every contribution). Semantics: ``.at[].min``."""
-        return self._write(src, "min")
-
-    def max(self, src: Any) -> StridedArray:
-        """Like :meth:`set` but keeps the maximum (every contribution). Semantics: ``.at[].max``."""
-        return self._write(src, "max")
+    def _write(self, layout: Layout, src: Any, mode: str, overlap: str, op: str) -> StridedArray:
+        """This array over the storage left by writing ``src`` through ``layout`` (a view of
+        this array's storage, with this array's batch axes)."""
+        _check_storage_rank(self.storage, layout)
+        nb = len(self.batch_shape)
+        if nb:
+            src = jnp.asarray(src)
+            if jnp.ndim(src) > nb + layout.ndim:
+                raise LayoutError(f"{op}: src of shape {src.shape} has more dims than the batched view "
+                                  f"{(*self.batch_shape, *layout.shape)}.")
+            try:
+                src = jnp.broadcast_to(src, (*self.batch_shape, *layout.shape))
+            except ValueError:
+                raise LayoutError(
+                    f"{op}: src of shape {src.shape} is not broadcastable to the batched view's shape "
+                    f"{(*self.batch_shape, *layout.shape)} (layout {layout})."
+                ) from None
+            new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
+                             self.storage, layout, src)
+        else:
+            new = write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
+        return StridedArray._wrap(new, self.layout)
 
     # -- view ops (metadata only) ---------------------------------------------------------
     def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
@@ -486,17 +504,30 @@ class StridedArray:
         return self._view(views.getitem(self.layout, key))
 
 
+def _offset_leaf(x: StridedArray) -> Any:
+    """The offset as a pytree leaf: for a batched storage, one offset per item (shape
+    ``batch_shape``), so that ``jax.vmap`` maps it with the storage."""
+    offset = x.layout.offset
+    batch = getattr(x.storage, "shape", (None,))[:-1]
+    if batch and jnp.ndim(offset) == 0 and not is_traced(offset):
+        return np.broadcast_to(np.asarray(offset), batch)
+    if batch and jnp.ndim(offset) == 0:
+        return jnp.broadcast_to(offset, batch)
+    return offset
+
+
 def _flatten_with_keys(x: StridedArray):
     return ((jax.tree_util.GetAttrKey("storage"), x.storage),
-            (jax.tree_util.GetAttrKey("layout"), x.layout)), None
+            (jax.tree_util.GetAttrKey("offset"), _offset_leaf(x))), (x.layout.shape, x.layout.strides)
 
 
 def _flatten(x: StridedArray):
-    return (x.storage, x.layout), None
+    return (x.storage, _offset_leaf(x)), (x.layout.shape, x.layout.strides)
 
 
-def _unflatten(_aux: None, children) -> StridedArray:
-    return StridedArray._wrap(*children)
+def _unflatten(aux: tuple[Any, ...], children) -> StridedArray:
+    storage, offset = children
+    return StridedArray._wrap(storage, _trusted(*aux, offset))
 
 
 jax.tree_util.register_pytree_with_keys(StridedArray, _flatten_with_keys, _unflatten, _flatten)
@@ -570,3 +601,124 @@ def overlaps(a: Any, b: Any) -> bool:
         return a.overlaps(b)
     raise LayoutError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
                       f"and {type(b).__name__}).")
+
+
+class _IndexUpdateHelper:
+    """``x.at``: index it (``x.at[idx]``) to write through the view ``x[idx]``."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: StridedArray) -> None:
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array.layout})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: the view ``x[idx]`` to read or write, as ``jnp``'s ``_IndexUpdateRef``.
+
+    Every write returns ``x`` (its layout, its batch axes) over a new storage; ``src``
+    broadcasts to the view's shape (with ``x``'s batch axes in front, for a batched array) and
+    is cast to the storage dtype by ``jnp``'s ``.at[]`` rule (``result_type(src, dtype)`` must
+    be the storage dtype; Python scalars are weakly typed).
+
+    Raises (every method):
+      OutOfRangeError / LayoutError: ``idx`` is not a valid basic index of ``x`` (the same
+        errors as ``x[idx]``). LayoutError: ``src`` does not broadcast to the view, or its
+        dtype does not fit the storage.
+    """
+
+    __slots__ = ("array", "index", "layout")
+
+    def __init__(self, array: StridedArray, index: Any) -> None:
+        self.array = array
+        self.index = index
+        self.layout = array.layout if index is Ellipsis else views.getitem(array.layout, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array.layout}, {self.index!r})"
+
+    def get(self) -> jax.Array:
+        """The values of the view ``x[idx]``, materialised: ``jnp.asarray(x[idx])``.
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.arange(6).reshape(2, 3)).at[:, ::2].get().tolist()
+          [[0, 2], [3, 5]]
+
+        Semantics: ``jax.Array.at[idx].get()``."""
+        return _materialize(self.array.storage, self.layout)
+
+    def set(self, values: Any, *, overlap: str = "error") -> StridedArray:
+        """``x`` over new storage in which the view's elements are replaced by ``values``.
+
+        Storage slots outside the view keep their values.
+
+        Args:
+          values: broadcastable to the view's shape.
+          overlap: ``"error"`` (default) refuses a view whose elements share storage slots;
+            ``"last"`` keeps, per slot, the element last in row-major order of the view.
+        Raises:
+          OverlapError: the view overlaps itself and ``overlap="error"`` (the message names two
+            colliding coordinates and their storage index).
+        Example:
+          >>> import jax.numpy as jnp
+          >>> x = from_array(jnp.zeros((2, 3)))
+          >>> x.at[1, 1:].set(jnp.array([5.0, 6.0])).tolist()
+          [[0.0, 0.0, 0.0], [0.0, 5.0, 6.0]]
+
+        Semantics: ``jax.Array.at[idx].set``; ``x[idx] = values`` / ``x[idx].copy_(values)`` in
+        PyTorch, functionalized (``as_strided_scatter``)."""
+        return self.array._write(self.layout, values, "set", overlap, "at[].set")
+
+    def add(self, values: Any) -> StridedArray:
+        """``x`` over new storage in which ``values`` is added to the view's elements; where
+        elements share a slot every contribution is added (overlap-add).
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.ones(4)).at[::2].add(2.0).tolist()
+          [3.0, 1.0, 3.0, 1.0]
+
+        Semantics: ``jax.Array.at[idx].add``; ``x[idx] += values`` (``add_``) in PyTorch."""
+        return self.array._write(self.layout, values, "add", "error", "at[].add")
+
+    def multiply(self, values: Any) -> StridedArray:
+        """``x`` over new storage in which the view's elements are multiplied by ``values``
+        (every contribution, where elements share a slot).
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.ones(4)).at[1:3].multiply(5.0).tolist()
+          [1.0, 5.0, 5.0, 1.0]
+
+        Semantics: ``jax.Array.at[idx].multiply``; ``x[idx] *= values`` (``mul_``)."""
+        return self.array._write(self.layout, values, "mul", "error", "at[].multiply")
+
+    def min(self, values: Any) -> StridedArray:
+        """``x`` over new storage in which each element of the view becomes the minimum of
+        itself and ``values`` (every contribution, where elements share a slot).
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.arange(4.0)).at[:].min(1.5).tolist()
+          [0.0, 1.0, 1.5, 1.5]
+
+        Semantics: ``jax.Array.at[idx].min``; ``x[idx] = torch.minimum(x[idx], values)``."""
+        return self.array._write(self.layout, values, "min", "error", "at[].min")
+
+    def max(self, values: Any) -> StridedArray:
+        """``x`` over new storage in which each element of the view becomes the maximum of
+        itself and ``values`` (every contribution, where elements share a slot).
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.arange(4.0)).at[:].max(1.5).tolist()
+          [1.5, 1.5, 2.0, 3.0]
+
+        Semantics: ``jax.Array.at[idx].max``; ``x[idx] = torch.maximum(x[idx], values)``."""
+        return self.array._write(self.layout, values, "max", "error", "at[].max")

@@ -31,12 +31,12 @@ def test_eager_read_ignores_huge_stride_of_size1_dim():
 
 
 def test_eager_write_ignores_huge_stride_of_size1_dim():
-    # StridedArray(jnp.arange(10.), Layout((2, 1), (2, 2**31))).add(1.0) raises
+    # StridedArray(jnp.arange(10.), Layout((2, 1), (2, 2**31))).at[...].add(1.0) raises
     # OverflowError ("Python integer 2147483648 out of bounds for int32") on the eager
     # scatter path (scatter.write builds int32 strides); under jax.jit the same write works.
     # Expected storage: [1, 1, 3, 3, 4, ..., 9].
     x = StridedArray(jnp.arange(10.0), Layout((2, 1), (2, BIG)))
-    out = x.add(1.0).storage
+    out = x.at[...].add(1.0).storage
     np.testing.assert_array_equal(np.asarray(out), [1, 1, 3, 3, 4, 5, 6, 7, 8, 9])
 
 
@@ -117,21 +117,21 @@ def test_as_strided_scatter_on_expanded_input_matches_torch_values():
 
 @pytest.mark.parametrize("src", [300, "abc", None], ids=["int-overflow", "str", "None"])
 def test_set_refuses_bad_src_with_layout_error(src):
-    # fs.from_array(jnp.zeros(4, jnp.int8)).set(300) raises a raw OverflowError ("Python
+    # fs.from_array(jnp.zeros(4, jnp.int8)).at[...].set(300) raises a raw OverflowError ("Python
     # integer 300 out of bounds for int8"; PyTorch: RuntimeError "value cannot be converted
-    # to type int8_t without overflow"); .set("abc") a raw TypeError; .set(None) a raw
+    # to type int8_t without overflow"); .at[...].set("abc") a raw TypeError; .at[...].set(None) a raw
     # ValueError. The documented error for a src that does not fit is LayoutError.
     x = fs.from_array(jnp.zeros(4, jnp.int8))
     with pytest.raises(LayoutError, match="src"):
-        x.set(src)
+        x.at[...].set(src)
 
 
 def test_add_on_bool_storage_is_logical_or_like_torch():
     # b = torch.zeros(4, dtype=torch.bool); b[::2].add_(True) -> [True, False, True, False].
-    # fs.from_array(jnp.zeros(4, bool))[::2].add(True) raises a raw TypeError from
+    # fs.from_array(jnp.zeros(4, bool)).at[::2].add(True) raises a raw TypeError from
     # jax ("add does not accept dtype bool").
     x = fs.from_array(jnp.zeros(4, bool))[::2]
-    out = x.add(True).storage
+    out = x.at[...].add(True).storage
     np.testing.assert_array_equal(np.asarray(out), [True, False, True, False])
 
 
@@ -139,13 +139,13 @@ def test_add_on_bool_storage_is_logical_or_like_torch():
                    reason="JAX differentiates scatter_mul only with unique indices; mul through "
                           "overlapping windows still lowers to scatter_mul")
 def test_mul_through_overlapping_view_is_differentiable():
-    # v -> sum(StridedArray(2*jnp.ones(5), Layout((3, 3), (1, 1))).mul(v).storage) under
-    # jax.grad raises NotImplementedError ("scatter_mul gradients are only implemented if
-    # unique_indices=True"). add() through the same view differentiates. Slot j is
+    # v -> sum(StridedArray(2*jnp.ones(5), Layout((3, 3), (1, 1))).at[...].multiply(v).storage)
+    # under jax.grad raises NotImplementedError ("scatter_mul gradients are only implemented if
+    # unique_indices=True"). at[...].add through the same view differentiates. Slot j is
     # 2 * prod of the v elements that address it, so d/dv[i, k] = slot(i + k) / v[i, k].
     def loss(v):
         x = StridedArray(2 * jnp.ones(5), Layout((3, 3), (1, 1)))
-        return jnp.sum(x.mul(v).storage)
+        return jnp.sum(x.at[...].multiply(v).storage)
 
     v = jnp.arange(1.0, 10.0).reshape(3, 3)
     slots = 2.0 * np.ones(5)
@@ -202,13 +202,13 @@ def test_unflatten_names_non_integer_sizes():
 
 
 def test_overlap_error_under_jit_names_a_concrete_index():
-    # jax.jit(lambda k: StridedArray(jnp.arange(10.), Layout((2, 3), (1, 1), k)).set(1.))
+    # jax.jit(lambda k: StridedArray(jnp.arange(10.), Layout((2, 3), (1, 1), k)).at[...].set(1.))
     # (jnp.int32(1)) raises OverlapError "... both address index JitTracer(int32[]) ...".
     # Eager, the same message says "index 2". Under jit it should name the index relative to
     # the offset (e.g. "offset + 1") rather than print a tracer.
     s = jnp.arange(10.0)
     with pytest.raises(fs.OverlapError) as info:
-        jax.jit(lambda k: StridedArray(s, Layout((2, 3), (1, 1), k)).set(1.0).storage)(jnp.int32(1))
+        jax.jit(lambda k: StridedArray(s, Layout((2, 3), (1, 1), k)).at[...].set(1.0).storage)(jnp.int32(1))
     assert "Tracer" not in str(info.value)
 
 

@@ -50,17 +50,17 @@ def test_batched_equals_vmap_of_unbatched():
 def test_batched_writes_broadcast_src_over_batch():
     storage = _batch((2,), 12)
     frames = StridedArray(storage, Layout((5,), (1,)), batched=True).unfold(0, 3, 1)
-    same = frames.add(1.0)
-    per_item = frames.add(jnp.arange(2.0)[:, None, None])
+    same = frames.at[...].add(1.0)
+    per_item = frames.at[...].add(jnp.arange(2.0)[:, None, None])
     for b in range(2):
         s = np.asarray(storage[b])
         np.testing.assert_array_equal(np.asarray(same.storage[b]), fs.oracle.scatter(s, frames.layout, 1.0, "add"))
         np.testing.assert_array_equal(np.asarray(per_item.storage[b]),
                                       fs.oracle.scatter(s, frames.layout, float(b), "add"))
     with pytest.raises(fs.LayoutError, match=re.escape("not broadcastable to the batched view's shape (2, 3, 3)")):
-        frames.add(jnp.ones((3, 3, 3)))
+        frames.at[...].add(jnp.ones((3, 3, 3)))
     with pytest.raises(fs.OverlapError):
-        frames.set(0.0)
+        frames.at[...].set(0.0)
 
 
 def test_batched_needs_opt_in_and_fits_last_axis():
@@ -100,8 +100,8 @@ SHARDED = textwrap.dedent(
         "transpose": lambda s: base.with_storage(s).t().contiguous().storage,
         "windows": lambda s: jnp.asarray(base.with_storage(s).view(-1).unfold(0, 256, 64)),
         "diagonal": lambda s: jnp.asarray(base.with_storage(s).diagonal()),
-        "add-through-view": lambda s: base.with_storage(s)[:, ::2].add(1.0).storage,
-        "set-through-view": lambda s: base.with_storage(s).t()[3].set(0.0).storage,
+        "add-through-view": lambda s: base.with_storage(s).at[:, ::2].add(1.0).storage,
+        "set-through-view": lambda s: base.with_storage(s).t().at[3].set(0.0).storage,
     }
     collectives = re.compile(r"all-gather|all-to-all|collective-permute|all-reduce|reduce-scatter")
     for name, fn in programs.items():

@@ -60,7 +60,7 @@ def test_demo_passes_and_saves_pngs(tmp_path, capsys):
     _assert_png(tmp_path / "figs" / "patches.png", min_side=500)
     _assert_png(tmp_path / "figs" / "spectrogram.png", min_side=300)
     _assert_png(tmp_path / "figs" / "reconstruction.png", min_side=300)
-    assert "add(write)" in _row(out, "reconstruction")
+    assert "at[].add(write)" in _row(out, "reconstruction")
 
 
 def test_failing_check_exits_nonzero(monkeypatch, capsys):

@@ -127,13 +127,15 @@ def test_call_errors():
         lay(0, 3)
 
 
-def test_pytree_static_offset_is_treedef():
+def test_pytree_offset_is_the_leaf_whatever_its_type():
     lay = Layout((2, 3), (3, 1), 2)
     leaves, treedef = jax.tree.flatten(lay)
-    assert leaves == []
+    assert leaves == [2]
     assert jax.tree.unflatten(treedef, leaves) == lay
-    assert jax.tree.structure(Layout((2, 3), (3, 1), 2)) == treedef
-    assert jax.tree.structure(Layout((2, 3), (3, 1), 3)) != treedef
+    assert jax.tree.structure(Layout((2, 3), (3, 1), 3)) == treedef  # offsets share a treedef
+    assert jax.tree.structure(Layout((2, 3), (3, 1), jnp.int32(3))) == treedef
+    assert jax.tree.structure(Layout((2, 3), (1, 2), 2)) != treedef  # strides do not
+    assert hash(lay) == hash(Layout((2, 3), (3, 1), 2))  # still hashable (a static argument)
 
 
 def test_pytree_dynamic_offset_is_leaf():
@@ -142,7 +144,10 @@ def test_pytree_dynamic_offset_is_leaf():
     assert len(leaves) == 1 and int(leaves[0]) == 2
     again = jax.tree.unflatten(treedef, [jnp.int32(5)])
     assert again.shape == (2, 3) and int(again.offset) == 5
-    assert str(lay) == "(2,3):(3,1)+<traced>"
+    assert str(lay) == "(2,3):(3,1)+2"  # a concrete scalar prints its value
+    seen = []
+    jax.jit(lambda v: seen.append(str(v)) or v.offset)(lay)
+    assert seen == ["(2,3):(3,1)+<traced>"]
 
 
 def test_layout_is_jit_static_argument():

@@ -243,22 +243,6 @@ def test_grad_through_overlapping_views(method):
     np.testing.assert_array_equal(np.asarray(grad), counts)
 
 
-def test_traced_offset_reads_in_range_and_fills_outside():
-    layout = Layout((2, 3), (4, 1))
-    storage = jnp.arange(12.0)
-
-    @jax.jit
-    def read(s, offset):
-        return materialize(s, Layout(layout.shape, layout.strides, offset))
-
-    np.testing.assert_array_equal(np.asarray(read(storage, jnp.int32(3))),
-                                  oracle.materialize(np.arange(12.0), Layout((2, 3), (4, 1), 3)))
-    assert np.isnan(np.asarray(read(storage, jnp.int32(8)))[1]).all()  # row 1 starts at 12
-    with pytest.raises(LayoutError, match="needs a static offset"):
-        jax.jit(lambda s, o: materialize(s, Layout((2, 3), (4, 1), o), method="structured"))(
-            storage, jnp.int32(0))
-
-
 # -- dtypes ---------------------------------------------------------------------------------
 
 DTYPES = [jnp.bool_, jnp.int8, jnp.int16, jnp.int32, jnp.uint8, jnp.float16, jnp.bfloat16,

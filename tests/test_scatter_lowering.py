@@ -328,23 +328,6 @@ def test_row_gaps_keep_their_values_bit_for_bit(mode):
 
 # -- traced offsets and errors --------------------------------------------------------------
 
-def test_traced_offset_writes_in_range_and_drops_outside():
-    @jax.jit
-    def f(s, offset, v):
-        return write(s, Layout((2, 3), (4, 1), offset), v, mode="add")
-
-    storage, src = _storage(12), _src(Layout((2, 3), (4, 1)), "add")
-    got = f(jnp.asarray(storage), jnp.int32(3), jnp.asarray(src))
-    expected = oracle.scatter(storage, Layout((2, 3), (4, 1), 3), src, "add")
-    np.testing.assert_array_equal(np.asarray(got), expected)
-    dropped = np.asarray(f(jnp.asarray(storage), jnp.int32(8), jnp.asarray(src)))  # row 1 starts at 12
-    np.testing.assert_array_equal(dropped[8:11], storage[8:11] + src[0])
-    np.testing.assert_array_equal(dropped[:8], storage[:8])
-    with pytest.raises(LayoutError, match="method='block' needs a static offset"):
-        jax.jit(lambda s, o: write(s, Layout((2, 3), (4, 1), o), 1.0, method="block"))(
-            jnp.asarray(storage), jnp.int32(0))
-
-
 def test_unknown_method_and_mode_are_refused():
     with pytest.raises(LayoutError, match=r"add: unknown method 'fast'; use one of \('auto', 'block'"):
         write(jnp.zeros(4), Layout((2,), (1,)), 1.0, mode="add", op="add", method="fast")

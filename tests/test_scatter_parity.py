@@ -156,7 +156,7 @@ def test_writes_through_view_chains_match_torch(seed):
         assert ours.stride() == theirs.stride() and ours.storage_offset() == theirs.storage_offset()
     src = rng.standard_normal(ours.shape).astype(np.float32)
     mode = ["set", "add"][seed % 2]
-    written = ours.set(jnp.asarray(src)) if mode == "set" else ours.add(jnp.asarray(src))
+    written = ours.at[...].set(jnp.asarray(src)) if mode == "set" else ours.at[...].add(jnp.asarray(src))
     if mode == "set":
         theirs.copy_(torch.from_numpy(src))
     else:

@@ -279,7 +279,7 @@ def test_python_protocols_and_helpful_refusals():
         bool(x)
     with pytest.raises(fs.LayoutError, match="only one-element arrays"):
         x.item()
-    with pytest.raises(TypeError, match=re.escape("x[key].set(value)")):
+    with pytest.raises(TypeError, match=re.escape("x.at[key].set(value)")):
         x[0] = 1.0
     with pytest.raises(fs.LayoutError, match=re.escape("view(dtype)")):
         x.view(jnp.int32)
