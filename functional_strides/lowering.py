@@ -335,8 +335,10 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
             f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
             "pass a larger storage.")
     dtype = index_dtype(layout, n)
-    start = jnp.clip(jnp.asarray(layout.offset).astype(dtype), 0, n - reach)
     local = Layout(layout.shape, layout.strides, 0)
+    if reach == n:  # the view spans the whole storage: 0 is the only offset that fits
+        return jnp.zeros((), dtype), storage, local
+    start = jnp.clip(jnp.asarray(layout.offset).astype(dtype), 0, n - reach)
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 

@@ -293,7 +293,8 @@ class StridedArray:
         if self.layout.is_contiguous():
             return self
         dense = _materialize(self.storage, self.layout)
-        return StridedArray._wrap(dense.reshape(*self.batch_shape, self.numel()), Layout.contiguous(self.shape))
+        flat = dense.reshape(*self.batch_shape, self.numel())
+        return StridedArray._wrap(flat, Layout.contiguous(self.shape))
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)

@@ -55,9 +55,11 @@ def test_every_basic_index_kind(key, transform):
 def test_traced_int_index_under_jit_and_vmap():
     x = fs.from_array(jnp.zeros((4, 3)))
     f = jax.jit(lambda i: x.at[i, 1:].set(1.0).storage)
-    np.testing.assert_array_equal(np.asarray(f(jnp.int32(2))), np.asarray(jnp.zeros((4, 3)).at[2, 1:].set(1.0)).ravel())
+    expected = jnp.zeros((4, 3)).at[2, 1:].set(1.0)
+    np.testing.assert_array_equal(np.asarray(f(jnp.int32(2))), np.asarray(expected).ravel())
     rows = jax.vmap(lambda i: jnp.asarray(x.at[i].add(jnp.float32(1.0))))(jnp.arange(4))
-    np.testing.assert_array_equal(np.asarray(rows), np.stack([np.eye(4)[i][:, None] * np.ones(3) for i in range(4)]))
+    expected = np.stack([np.eye(4)[i][:, None] * np.ones(3) for i in range(4)])
+    np.testing.assert_array_equal(np.asarray(rows), expected)
 
 
 def test_whole_view_writes_through_overlapping_views():
@@ -104,5 +106,6 @@ def test_batched_at_writes_per_item():
     x = StridedArray(storage, Layout((2, 3), (3, 1)), batched=True)
     out = x.at[:, 0].set(jnp.array([[1.0, 2.0], [3.0, 4.0]]))
     assert out.batch_shape == (2,)
-    assert np.asarray(out).tolist() == [[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]], [[3.0, 0.0, 0.0], [4.0, 0.0, 0.0]]]
+    assert np.asarray(out).tolist() == [[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+                                        [[3.0, 0.0, 0.0], [4.0, 0.0, 0.0]]]
     assert x.at[1].get().shape == (2, 3)

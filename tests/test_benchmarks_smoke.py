@@ -119,3 +119,16 @@ def test_cases_option_selects_and_rejects(tmp_path):
     assert list(result["cases"]) == ["diagonal"] and "sweep" not in result and "eager" not in result
     bad = _run("--cases", "no_such_case")
     assert bad.returncode == 2 and "invalid choice: 'no_such_case'" in bad.stderr
+
+
+def test_bench_offsets_small_run():
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_offsets.py"), "--small",
+                           "--cases", "transpose", "frame_signal", "diagonal"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [r.split(" | ")[0][2:] for r in rows] == ["transpose", "frame_signal", "diagonal"]
+    for row in rows:
+        cells = row.strip("| ").split(" | ")
+        assert cells[-1] == "yes" and cells[-2] in ("no/no", "yes/yes")
+        assert all(_positive(float(c)) for c in cells[3:7])

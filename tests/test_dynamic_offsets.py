@@ -84,7 +84,7 @@ def test_traced_offset_is_clamped_into_the_storage(offset):
     read = jax.jit(lambda o: jnp.asarray(StridedArray(storage, Layout(layout.shape, layout.strides, o))))
     np.testing.assert_array_equal(np.asarray(read(jnp.int32(offset))),
                                   oracle.materialize(np.asarray(storage), clamped))
-    write = jax.jit(lambda o: StridedArray(storage, Layout(layout.shape, layout.strides, o)).at[...].set(-1.0))
+    write = jax.jit(lambda o: StridedArray(storage, Layout(layout.shape, layout.strides, o)).at[...].set(-1))
     np.testing.assert_array_equal(np.asarray(write(jnp.int32(offset)).storage),
                                   oracle.scatter(np.asarray(storage), clamped, -1.0, "set"))
 
@@ -161,7 +161,8 @@ def test_vmap_over_views_that_differ_only_in_offset(offsets):
     assert frames.storage_offset().tolist() == offsets
     dense = np.asarray(frames)
     for b, k in enumerate(offsets):
-        np.testing.assert_array_equal(dense[b], oracle.materialize(np.arange(100.0), Layout((3, 4), (2, 1), k)))
+        expected = oracle.materialize(np.arange(100.0), Layout((3, 4), (2, 1), k))
+        np.testing.assert_array_equal(dense[b], expected)
     # views, writes and jit act per item, each at its own offset
     firsts = np.asarray(jax.jit(lambda v: jnp.asarray(v[:, 0]))(frames))
     np.testing.assert_array_equal(firsts, dense[:, :, 0])
@@ -181,3 +182,13 @@ def test_concrete_scalar_offsets_print_and_read_as_ints():
     assert y.storage_offset() == 3 and isinstance(y.storage_offset(), int)
     assert str(y.layout) == "(7,):(1,)+3"
     assert np.asarray(y).tolist() == list(range(3, 10))
+
+
+def test_views_as_scan_carries_and_fori_loop_windows():
+    y = fs.from_array(jnp.arange(10.0))[2:]
+    carried, _ = jax.lax.scan(lambda c, _: (c.at[0].add(1.0), None), y, None, length=3)
+    assert carried.storage.tolist() == [0.0, 1.0, 5.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    assert carried.storage_offset() == 2 and carried.shape == (8,)
+    base = fs.from_array(jnp.arange(20.0))
+    total = jax.lax.fori_loop(0, 5, lambda i, acc: acc + jnp.asarray(base.narrow(0, i, 4)), jnp.zeros(4))
+    assert total.tolist() == [10.0, 15.0, 20.0, 25.0]
