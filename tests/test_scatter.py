@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -191,7 +192,7 @@ def test_grads_through_writes(layout, mode):
 
 
 def test_add_gradients_match_torch_autograd():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     weights = np.linspace(0.5, 2.0, 10).astype(np.float32)
     src = np.linspace(-1.0, 1.0, 12).astype(np.float32).reshape(4, 3)
     tb = torch.zeros(10, requires_grad=True)

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import functional_strides as fs
 from functional_strides import Layout
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+torch = import_torch()
 import jax.numpy as jnp  # noqa: E402
 
 

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from absl.testing import parameterized
 from jax.test_util import check_grads
 
@@ -184,7 +185,7 @@ def test_grad_through_contiguous(layout):
 
 
 def test_grad_matches_torch_as_strided_backward():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     weights = np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(4, 3)
     t = torch.arange(10.0, requires_grad=True)
     (torch.as_strided(t, (4, 3), (2, 1), 1) * torch.from_numpy(weights)).sum().backward()
@@ -226,7 +227,7 @@ def test_overlap_queries_are_wired():
 
 
 def test_clone_matches_torch_preserve_format():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     rng = np.random.default_rng(3)
     for _ in range(300):
         r = int(rng.integers(0, 5))
