@@ -121,7 +121,8 @@ def test_src_shape_errors(src, match):
 
 def test_dtype_rules_follow_jnp_at():
     ints = fs.from_array(jnp.zeros(6, jnp.int32))[::2]
-    with pytest.raises(LayoutError, match=re.escape("cannot cast src of dtype float32 to the storage dtype int32")):
+    with pytest.raises(LayoutError,
+                       match=re.escape("cannot cast src of dtype float32 to the storage dtype int32")):
         ints.set(jnp.float32(1.5))
     with pytest.raises(LayoutError, match="result_type"):
         ints.add(1.5)
@@ -164,12 +165,12 @@ def test_vmap_over_bases_and_sources():
     srcs = jnp.arange(36.0).reshape(4, 3, 3)
     out = jax.vmap(lambda b, v: StridedArray(b, layout).add(v).storage)(bases, srcs)
     for i in range(4):
-        np.testing.assert_allclose(np.asarray(out[i]),
-                                   fs.oracle.scatter(np.asarray(bases[i]), layout, np.asarray(srcs[i]), "add"))
+        np.testing.assert_allclose(
+            np.asarray(out[i]), fs.oracle.scatter(np.asarray(bases[i]), layout, np.asarray(srcs[i]), "add"))
     out2 = jax.vmap(lambda v: StridedArray(bases[0], layout).set(v, overlap="last").storage)(srcs)
     for i in range(4):
-        np.testing.assert_array_equal(np.asarray(out2[i]),
-                                      fs.oracle.scatter(np.asarray(bases[0]), layout, np.asarray(srcs[i]), "set"))
+        np.testing.assert_array_equal(
+            np.asarray(out2[i]), fs.oracle.scatter(np.asarray(bases[0]), layout, np.asarray(srcs[i]), "set"))
 
 
 @pytest.mark.parametrize(

@@ -162,4 +162,5 @@ def test_writes_through_view_chains_match_torch(seed):
         theirs.copy_(torch.from_numpy(src))
     else:
         theirs.add_(torch.from_numpy(src))
-    np.testing.assert_allclose(np.asarray(ours_base.with_storage(written.storage)), theirs_base.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ours_base.with_storage(written.storage)), theirs_base.numpy(),
+                               rtol=1e-6)
