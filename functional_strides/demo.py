@@ -552,7 +552,16 @@ def format_table(results: Sequence[TaskResult], arrow: str = "→", width: int =
 def format_steps(result: TaskResult, width: int = LINE_WIDTH) -> str:
     """Each step of a task with its arguments, kind and result layout (shape):(strides)+offset,
     in columns; a call too long to share a line of ``width`` columns with its kind and layout
-    gets a line of its own."""
+    gets a line of its own.
+
+    Example:
+      >>> chain = Chain()
+      >>> _ = chain(chain(from_array(jnp.arange(6.0)), "view", (2, 3)), "t")
+      >>> print(format_steps(TaskResult("t", chain, "NumPy", 0.0, 0.0, 0.5, 0.001, None)))
+      t (checked against NumPy):
+        view((2, 3))  view     (2,3):(3,1)+0
+        t()           view     (3,2):(1,3)+0
+    """
     steps = result.chain.steps
     calls = [f"{s.op}({s.args})" for s in steps]
     tails = [f"{s.kind:<7}  {s.layout}" for s in steps]
