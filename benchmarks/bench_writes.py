@@ -10,7 +10,8 @@ For each case, times in one run, side by side:
   the in-place op mutates, so each repeat writes into the same buffer, as a loop would);
 
 and prints ours/each ratios, also with the storage donated to the jitted write
-(``donate_argnums``), so that XLA may update it in place as PyTorch does. Machines are noisy: read the ratios, not the absolute times.
+(``donate_argnums``), so that XLA may update it in place as PyTorch does. Machines are noisy:
+read the ratios, not the absolute times.
 
     python benchmarks/bench_writes.py [--small] [--repeat N] [--json PATH]
 """

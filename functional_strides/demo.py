@@ -1,6 +1,8 @@
 """``python -m functional_strides demo``: strided views on real data, checked and timed.
 
-Data (bundled with matplotlib, read through ``matplotlib.cbook.get_sample_data``):
+Data (bundled with matplotlib, read through ``matplotlib.cbook.get_sample_data``; without
+matplotlib or Pillow the checks run on :func:`synthetic_data` of the same shapes instead, and
+figures cannot be drawn):
 
 * ``grace_hopper.jpg``: an RGB photo 512 pixels wide and 600 high, loaded with Pillow as
   float32 in [0, 1] and stored channels-first: the storage is the row-major flattening of
@@ -22,16 +24,19 @@ Each task builds a chain of view steps with the library's own API, runs it under
   squared window), against the original signal.
 
 A task is a function ``(DemoData) -> TaskResult``; :data:`TASKS` lists them in order and
-:func:`format_table` prints one row per result. :func:`run` is the command.
+:func:`format_table` prints one row per result. :func:`run` is the command; every line it
+prints fits in :data:`LINE_WIDTH` columns (a long chain of steps wraps at its arrows).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 import statistics
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,8 +53,9 @@ from .lowering import materialize
 from .strided import StridedArray, from_array, shares_storage
 
 __all__ = [
-    "TASKS", "Chain", "DemoData", "Step", "TaskResult", "conv2d_task", "format_table",
-    "load_data", "patches_task", "reconstruction_task", "run", "spectrogram_task",
+    "FIGURES", "LINE_WIDTH", "TASKS", "Chain", "DemoData", "Step", "TaskResult", "conv2d_task",
+    "format_steps", "format_table", "install_hint", "load_data", "missing_plotting", "patches_task",
+    "reconstruction_task", "run", "spectrogram_task", "synthetic_data", "wrap_chain",
 ]
 
 PATCH = 16                      # ViT patch size P, in pixels
@@ -57,6 +63,14 @@ CONV_OUT, CONV_K = 8, 5         # conv2d: output channels and kernel size (pixel
 N_FFT, HOP = 256, 64            # spectrogram: frame length and hop, in samples
 SAMPLE_RATE = 2000.0            # membrane.dat: one sample every 0.5 ms
 RUNS = 5                        # run time is the median of this many calls
+LINE_WIDTH = 100                # columns: no printed line is longer
+# figure file -> what it shows (saved by ``demo --out DIR``; drawn by demo_figures.py)
+FIGURES = {
+    "patches.png": "ViT patches, re-tiled in their grid",
+    "conv2d.png": "im2col convolution against lax.conv_general_dilated",
+    "spectrogram.png": "spectrogram of the recording, in dB",
+    "reconstruction.png": "the recording rebuilt by overlap-add",
+}
 
 # Pass when max abs error <= tolerance. Patches are a pure gather: exact. The conv sums
 # C*K*K = 75 float32 products of O(1) values in two different orders (matmul vs XLA conv,
@@ -80,11 +94,14 @@ class DemoData:
       photo: float32 (C, H, W) = (3, 600, 512) in [0, 1], C-contiguous (channels-first).
       signal: float32 (12000,) membrane trace, raw values.
       sample_rate: samples per second of ``signal`` (Hz).
+      photo_name, signal_name: where the photo and the signal come from (printed).
     """
 
     photo: np.ndarray
     signal: np.ndarray
     sample_rate: float
+    photo_name: str = "grace_hopper.jpg"
+    signal_name: str = "membrane.dat"
 
 
 def load_data() -> DemoData:
@@ -101,6 +118,67 @@ def load_data() -> DemoData:
     photo = np.ascontiguousarray(hwc.transpose(2, 0, 1))
     signal = np.fromfile(cbook.get_sample_data("membrane.dat", asfileobj=False), dtype="<f4")
     return DemoData(photo=photo, signal=signal.astype(np.float32), sample_rate=SAMPLE_RATE)
+
+
+def synthetic_data(seed: int = 0) -> DemoData:
+    """Stand-ins of :func:`load_data`'s shapes and dtypes, made without matplotlib or Pillow.
+
+    The photo is a (3, 600, 512) float32 test card in [0, 1] (colour gradients, rings, a
+    checkerboard and 2% noise); the signal is 12000 float32 samples at 2 kHz resembling a
+    membrane trace (a resting level, a step, a train of decaying spikes, a 3 Hz wobble and
+    noise), in the recording's range (about -0.68 to 0.04). Deterministic for a ``seed``.
+
+    Example:
+      >>> data = synthetic_data()
+      >>> data.photo.shape, data.photo.dtype, data.signal.shape, data.sample_rate
+      ((3, 600, 512), dtype('float32'), (12000,), 2000.0)
+      >>> bool(0.0 <= data.photo.min() and data.photo.max() <= 1.0)
+      True
+    """
+    rng = np.random.default_rng(seed)
+    y, x = np.meshgrid(np.linspace(0.0, 1.0, 600), np.linspace(0.0, 1.0, 512), indexing="ij")
+    rings = 0.5 + 0.5 * np.cos(40.0 * np.hypot(x - 0.35, y - 0.4))
+    checker = ((np.floor(x * 16) + np.floor(y * 16)) % 2 == 0) & (y > 0.7) & (x > 0.55)
+    photo = np.stack([0.8 * x + 0.2 * rings, 0.6 * y + 0.4 * rings * (x < 0.7), 1.0 - 0.7 * x * y])
+    photo = np.where(checker, 1.0 - photo, photo) + 0.02 * rng.standard_normal(photo.shape)
+    t = np.arange(12000) / SAMPLE_RATE
+    step = (t > 0.5) & (t < 5.5)
+    phase = (t - 0.7) % 0.09
+    spikes = np.where(step & (t > 0.7), 0.45 * np.exp(-phase / 0.004) - 0.12 * (phase / 0.09), 0.0)
+    signal = -0.66 + 0.2 * step + spikes + 0.02 * np.sin(2 * np.pi * 3.0 * t) \
+        + 0.003 * rng.standard_normal(t.size)
+    return DemoData(photo=np.ascontiguousarray(np.clip(photo, 0.0, 1.0), dtype=np.float32),
+                    signal=signal.astype(np.float32), sample_rate=SAMPLE_RATE,
+                    photo_name="synthetic test card", signal_name="synthetic membrane trace")
+
+
+def missing_plotting() -> str | None:
+    """The first of Pillow and matplotlib (``"PIL"``, ``"matplotlib"``) that does not import,
+    or ``None`` when both do. Figures need both; so does :func:`load_data`.
+
+    Example:
+      >>> missing_plotting() in (None, "matplotlib", "PIL")
+      True
+    """
+    for name in ("PIL", "matplotlib"):  # Pillow first: matplotlib fails to import without it
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return name
+    return None
+
+
+def install_hint() -> str:
+    """The command that installs the demo's plotting extra: ``pip install -e ".[demo]"`` when
+    the package runs from a checkout (a ``pyproject.toml`` beside it), else from the index.
+
+    Example:
+      >>> install_hint() in ('pip install -e ".[demo]"', 'pip install "functional_strides[demo]"')
+      True
+    """
+    if (Path(__file__).resolve().parents[1] / "pyproject.toml").is_file():
+        return 'pip install -e ".[demo]"'
+    return 'pip install "functional_strides[demo]"'
 
 
 # -- recording a chain of steps --------------------------------------------------------------
@@ -187,7 +265,8 @@ class TaskResult:
       max_abs_error: ``max |result - reference|`` (float64). tolerance: pass bound.
       compile_s: seconds for ``jax.jit(f).lower(*args).compile()`` (tracing included).
       run_s: median seconds of ``RUNS`` calls of the compiled function.
-      output: the result as NumPy (for plots); shape: its shape.
+      output: the result as NumPy (for plots).
+      reference_output: the reference's own result where a figure compares the two, else None.
     """
 
     name: str
@@ -198,6 +277,7 @@ class TaskResult:
     compile_s: float
     run_s: float
     output: np.ndarray
+    reference_output: np.ndarray | None = None
 
     @property
     def passed(self) -> bool:
@@ -317,9 +397,9 @@ def conv2d_task(data: DemoData) -> TaskResult:
     fn = functools.partial(conv2d_im2col, chw=data.photo.shape, chain=chain)
     out, compile_s, run_s = compile_and_time(fn, jnp.asarray(data.photo.reshape(-1)),
                                              jnp.asarray(weights))
-    err = max_abs_error(out, conv_reference(data.photo, weights))
-    return TaskResult("conv2d", chain, "lax.conv_general_dilated", err, TOLERANCES["conv2d"],
-                      compile_s, run_s, out)
+    reference = conv_reference(data.photo, weights)
+    return TaskResult("conv2d", chain, "lax.conv_general_dilated", max_abs_error(out, reference),
+                      TOLERANCES["conv2d"], compile_s, run_s, out, reference)
 
 
 # -- task 3: spectrogram ---------------------------------------------------------------------
@@ -362,7 +442,8 @@ def spectrogram_task(data: DemoData) -> TaskResult:
 
 
 # -- task 4: inverse spectrogram by overlap-add ----------------------------------------------
-def istft_overlap_add(signal: jax.Array, *, n_fft: int, hop: int, chain: Chain) -> tuple[jax.Array, jax.Array]:
+def istft_overlap_add(signal: jax.Array, *, n_fft: int, hop: int,
+                      chain: Chain) -> tuple[jax.Array, jax.Array]:
     """Frames -> rfft -> irfft -> synthesis window -> overlap-add, then the squared-window sum
     (also by overlap-add) that normalises it: ``(numerator, window_sum)``, each of the
     signal's length. ``numerator / window_sum`` is the signal where ``window_sum > 0``.
@@ -414,105 +495,118 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms"
 
 
-def format_table(results: Sequence[TaskResult], arrow: str = "→") -> str:
-    """One row per task: name, chain (each step a view, copy or compute), max abs error,
-    tolerance, compile time, run time and PASS/FAIL."""
-    header = ("task", "chain of ops", "max abs err", "tolerance", "compile", "run", "check")
+def wrap_chain(chain: Chain, arrow: str = "→", indent: str = "  ", width: int = LINE_WIDTH) -> list[str]:
+    """``chain.describe(arrow)`` cut into lines of at most ``width`` columns at its arrows:
+    each line but the last ends with the arrow; the first starts with ``indent``, the others
+    with two more spaces. A single step longer than a line is not cut.
+
+    Example:
+      >>> chain = Chain()
+      >>> x = chain(chain(from_array(jnp.arange(6.0)), "view", (2, 3)), "t")
+      >>> wrap_chain(chain, "->", width=20)
+      ['  view(view) ->', '    t(view)']
+    """
+    lines: list[str] = []
+    line = indent
+    for i, step in enumerate(chain.steps):
+        token = f"{step.op}({step.kind})" + ("" if i == len(chain.steps) - 1 else f" {arrow}")
+        if line.strip() and len(line) + 1 + len(token) > width:
+            lines.append(line)
+            line = indent + "  "
+        line += ("" if not line.strip() else " ") + token
+    lines.append(line)
+    return lines
+
+
+def format_table(results: Sequence[TaskResult], arrow: str = "→", width: int = LINE_WIDTH) -> str:
+    """One row per task (name, max abs error, tolerance, compile time, run time, PASS/FAIL),
+    each followed by its chain of steps (a view, copy, compute or write each), indented and
+    wrapped to ``width`` columns.
+
+    Example:
+      >>> chain = Chain()
+      >>> _ = chain(from_array(jnp.arange(6.0)), "view", (2, 3))
+      >>> print(format_table([TaskResult("t", chain, "ref", 0.0, 0.0, 0.5, 0.001, None)]))
+      task  max abs err  tolerance  compile   run     check
+      ----  -----------  ---------  --------  ------  -----
+      t     0.00e+00     0.0e+00    500.0 ms  1.0 ms  PASS
+        view(view)
+    """
+    header = ("task", "max abs err", "tolerance", "compile", "run", "check")
     rows = [header] + [
-        (r.name, r.chain.describe(arrow), f"{r.max_abs_error:.2e}", f"{r.tolerance:.1e}",
-         _ms(r.compile_s), _ms(r.run_s), "PASS" if r.passed else "FAIL")
+        (r.name, f"{r.max_abs_error:.2e}", f"{r.tolerance:.1e}", _ms(r.compile_s), _ms(r.run_s),
+         "PASS" if r.passed else "FAIL")
         for r in results
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(wd) for cell, wd in zip(row, widths, strict=True)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * wd for wd in widths))
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(cell.ljust(wd) for cell, wd in zip(row, widths, strict=True)).rstrip()
+
+    lines = [line(header), "  ".join("-" * wd for wd in widths)]
+    for r, row in zip(results, rows[1:], strict=True):
+        lines += [line(row), *wrap_chain(r.chain, arrow, width=width)]
     return "\n".join(lines)
 
 
-def format_steps(result: TaskResult) -> str:
-    """Each step of a task with its arguments and result layout (shape):(strides)+offset."""
-    calls = [f"{s.op}({s.args})" for s in result.chain.steps]
-    width = max(map(len, calls), default=0)
-    lines = [f"{result.name} (checked against {result.reference}):"]
-    for call, s in zip(calls, result.chain.steps, strict=True):
-        lines.append(f"  {call:<{width}}  {s.kind:<7}  {s.layout}")
+def format_steps(result: TaskResult, width: int = LINE_WIDTH) -> str:
+    """Each step of a task with its arguments, kind and result layout (shape):(strides)+offset,
+    in columns; a call too long to share a line of ``width`` columns with its kind and layout
+    gets a line of its own.
+
+    Example:
+      >>> chain = Chain()
+      >>> _ = chain(chain(from_array(jnp.arange(6.0)), "view", (2, 3)), "t")
+      >>> print(format_steps(TaskResult("t", chain, "NumPy", 0.0, 0.0, 0.5, 0.001, None)))
+      t (checked against NumPy):
+        view((2, 3))  view     (2,3):(3,1)+0
+        t()           view     (3,2):(1,3)+0
+    """
+    steps = result.chain.steps
+    calls = [f"{s.op}({s.args})" for s in steps]
+    tails = [f"{s.kind:<7}  {s.layout}" for s in steps]
+    fits = [len(c) for c, t in zip(calls, tails, strict=True) if 4 + len(c) + 2 + len(t) <= width]
+    col = max(fits, default=0)
+    head = f"{result.name} (checked against {result.reference}):"
+    lines = textwrap.wrap(head, width, subsequent_indent="    ") or [head]
+    for call, tail in zip(calls, tails, strict=True):
+        if len(call) <= col:
+            lines.append(f"  {call:<{col}}  {tail}")
+            continue
+        lines.append(f"  {call}")
+        lines.append(f"  {'':<{col}}  {tail}" if 2 + col + 2 + len(tail) <= width else f"    {tail}")
     return "\n".join(lines)
 
 
-def save_patches_png(patches: np.ndarray, chw: tuple[int, int, int], path: Path) -> None:
-    """Patch grid (``[num_patches, C*P*P]``, row-major over the grid) as a PNG, each patch
-    drawn apart from its neighbours by a 2-pixel white gutter."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    c, h, w = chw
-    hp, wp, gap = h // PATCH, w // PATCH, 2
-    tiles = patches.reshape(hp, wp, c, PATCH, PATCH).transpose(0, 3, 1, 4, 2)  # hp,P,wp,P,C
-    canvas = np.ones((hp, PATCH + gap, wp, PATCH + gap, c), dtype=np.float32)
-    canvas[:, :PATCH, :, :PATCH] = tiles
-    image = canvas.reshape(hp * (PATCH + gap), wp * (PATCH + gap), c)
-    fig = Figure(figsize=(image.shape[1] / 100, image.shape[0] / 100 + 0.4), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, image.shape[0] / (image.shape[0] + 40)))
-    ax.imshow(np.clip(image, 0.0, 1.0), interpolation="nearest")
-    ax.set_axis_off()
-    fig.suptitle(f"{hp * wp} patches of {c}x{PATCH}x{PATCH}", y=0.99)
-    fig.savefig(path)
-
-
-def save_spectrogram_png(magnitude: np.ndarray, sample_rate: float, path: Path) -> None:
-    """Spectrogram (frames x bins magnitudes) in dB as a PNG; time in s, frequency in Hz."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    n_frames, n_bins = magnitude.shape
-    db = 20.0 * np.log10(np.maximum(magnitude, 1e-6))
-    t_end = ((n_frames - 1) * HOP + N_FFT) / sample_rate
-    fig = Figure(figsize=(8, 4), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    im = ax.imshow(db.T, origin="lower", aspect="auto", cmap="magma",
-                   extent=(0.0, t_end, 0.0, sample_rate / 2))
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("frequency (Hz)")
-    ax.set_title(f"membrane.dat: |rfft| of {N_FFT}-sample Hann frames, hop {HOP}")
-    fig.colorbar(im, ax=ax, label="dB")
-    fig.savefig(path)
-
-
-def save_reconstruction_png(signal: np.ndarray, rebuilt: np.ndarray, sample_rate: float, path: Path) -> None:
-    """The recorded signal, its overlap-add reconstruction (NaN where uncovered) and their
-    difference, against time in s, as a PNG."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    t = np.arange(signal.size) / sample_rate
-    fig = Figure(figsize=(8, 4.5), dpi=100)
-    FigureCanvasAgg(fig)
-    top, bottom = fig.subplots(2, 1, sharex=True)
-    top.plot(t, signal, lw=0.8, label="recorded")
-    top.plot(t, rebuilt, lw=0.8, ls="--", label="overlap-add reconstruction")
-    top.legend(loc="upper right")
-    top.set_title(f"membrane.dat rebuilt from {N_FFT}-sample Hann frames (hop {HOP})")
-    bottom.plot(t, rebuilt - signal, lw=0.8, color="tab:red")
-    bottom.set_ylabel("difference")
-    bottom.set_xlabel("time (s)")
-    fig.savefig(path)
+def _plotting_name(module: str) -> str:
+    return {"PIL": "Pillow"}.get(module, module)
 
 
 def run(out: str | Path | None = None, stream: Any = None) -> int:
     """Run every task in :data:`TASKS`, print the table, optionally save PNGs to ``out``.
 
+    Without matplotlib or Pillow, one line says which is missing and how to install it: the
+    checks then run on :func:`synthetic_data`, or, when figures were asked for (``out``),
+    nothing runs and the status is 1 (that line goes to stderr).
+
     Returns:
-      0 when every check passes, 1 otherwise.
-    Raises:
-      ImportError: matplotlib or Pillow is missing."""
+      0 when every check passes, 1 when one fails or figures cannot be drawn."""
     stream = sys.stdout if stream is None else stream
-    data = load_data()
+    missing = missing_plotting()
+    if missing is not None and out is not None:
+        print(f"demo --out needs {_plotting_name(missing)} (not installed): {install_hint()}",
+              file=sys.stderr)
+        return 1
+    if missing is None:
+        data = load_data()
+    else:
+        print(f"inputs: synthetic ({_plotting_name(missing)} is not installed: {install_hint()})",
+              file=stream)
+        data = synthetic_data()
     print(f"backend: {jax.default_backend()} ({jax.devices()[0].device_kind})", file=stream)
-    print(f"photo: grace_hopper.jpg -> storage of {data.photo.size} float32, (C,H,W) = "
+    print(f"photo: {data.photo_name} -> storage of {data.photo.size} float32, (C,H,W) = "
           f"{data.photo.shape}", file=stream)
-    print(f"signal: membrane.dat -> {data.signal.size} float32 samples at "
+    print(f"signal: {data.signal_name} -> {data.signal.size} float32 samples at "
           f"{data.sample_rate:g} Hz", file=stream)
     results = [task(data) for task in TASKS]
     print(file=stream)
@@ -521,16 +615,13 @@ def run(out: str | Path | None = None, stream: Any = None) -> int:
     for r in results:
         print(format_steps(r), file=stream)
     if out is not None:
+        from .demo_figures import save_figures  # imported on use: it needs matplotlib
+
         out_dir = Path(out)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        by_name = {r.name: r for r in results}
-        save_patches_png(by_name["patches"].output, data.photo.shape, out_dir / "patches.png")
-        save_spectrogram_png(by_name["spectrogram"].output, data.sample_rate,
-                             out_dir / "spectrogram.png")
-        save_reconstruction_png(data.signal, by_name["reconstruction"].output, data.sample_rate,
-                                out_dir / "reconstruction.png")
-        names = ", ".join(str(out_dir / n) for n in ("patches.png", "spectrogram.png", "reconstruction.png"))
-        print(f"\nsaved {names}", file=stream)
+        save_figures(results, data, out_dir)
+        print(f"\nfigures saved in {out_dir}:", file=stream)
+        for name, what in FIGURES.items():
+            print(f"  {name:<18}  {what}", file=stream)
     failed = [r.name for r in results if not r.passed]
     print(f"\n{'FAILED: ' + ', '.join(failed) if failed else 'all checks passed'}", file=stream)
     return 1 if failed else 0

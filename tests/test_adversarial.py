@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, StridedArray
@@ -16,7 +17,7 @@ BIG = 2**31  # a stride just past int32
 
 
 def _torch():
-    return pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    return import_torch()
 
 
 # -- reading and writing with a size-1 dim of huge stride --------------------------------

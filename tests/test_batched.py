@@ -54,10 +54,12 @@ def test_batched_writes_broadcast_src_over_batch():
     per_item = frames.at[...].add(jnp.arange(2.0)[:, None, None])
     for b in range(2):
         s = np.asarray(storage[b])
-        np.testing.assert_array_equal(np.asarray(same.storage[b]), fs.oracle.scatter(s, frames.layout, 1.0, "add"))
+        np.testing.assert_array_equal(np.asarray(same.storage[b]),
+                                      fs.oracle.scatter(s, frames.layout, 1.0, "add"))
         np.testing.assert_array_equal(np.asarray(per_item.storage[b]),
                                       fs.oracle.scatter(s, frames.layout, float(b), "add"))
-    with pytest.raises(fs.LayoutError, match=re.escape("not broadcastable to the batched view's shape (2, 3, 3)")):
+    with pytest.raises(fs.LayoutError,
+                       match=re.escape("not broadcastable to the batched view's shape (2, 3, 3)")):
         frames.at[...].add(jnp.ones((3, 3, 3)))
     with pytest.raises(fs.OverlapError):
         frames.at[...].set(0.0)
@@ -123,7 +125,8 @@ SHARDED = textwrap.dedent(
 
 def test_sharded_batch_stays_local_on_8_devices():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env,
+                          timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("OK"), proc.stdout
     for name in ("transpose", "windows", "diagonal", "add-through-view", "set-through-view"):

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -91,7 +92,7 @@ def test_is_non_overlapping_and_dense(shape, strides, expected):
 
 
 def test_predicates_match_torch():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     from torch._prims_common import is_non_overlapping_and_dense_or_false
 
     rng = np.random.default_rng(0)

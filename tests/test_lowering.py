@@ -3,7 +3,6 @@ to, the eager no-compile property, transforms (jit, vmap, grad), dtypes and 64-b
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import seed_cases
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -27,7 +27,6 @@ from functional_strides.layout import Layout
 from functional_strides.lowering import METHODS, index_dtype, materialize, plan
 
 PATHS = METHODS[1:]  # every forced path
-SEEDS = Path(__file__).parents[1].parent / "shared" / "cases" / "seed_examples.json"
 REPO = Path(__file__).parents[1]
 
 
@@ -107,14 +106,11 @@ def test_padded_read_pads_only_the_last_row():
 
 
 def _seed_cases():
-    if not SEEDS.exists():
-        return []
     # cases whose result is a view of the storage (a copy has storage of its own)
-    return [c for c in json.loads(SEEDS.read_text())["cases"]
+    return [c for c in seed_cases()
             if "values" in c["expect"] and c["expect"].get("shares_storage_with_base")]
 
 
-@pytest.mark.skipif(not SEEDS.exists(), reason=f"seed examples not found at {SEEDS}")
 @pytest.mark.parametrize("case", _seed_cases(), ids=lambda c: c["id"])
 def test_seed_examples_on_every_path(case):
     spec, expect = case["storage"], case["expect"]

@@ -9,15 +9,14 @@ facts, and where PyTorch or NumPy decide (``torch._debug_has_internal_overlap`` 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import random
 import re
-from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch, seed_cases
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
@@ -31,8 +30,6 @@ from functional_strides.overlap import (
     overlap_witness,
     overlaps,
 )
-
-CASES_PATH = Path(__file__).parents[1].parent / "shared" / "cases" / "seed_examples.json"
 
 
 def _check_internal(layout: Layout) -> None:
@@ -344,7 +341,7 @@ def test_large_pairs_of_views():
 # -- parity with PyTorch and NumPy ---------------------------------------------------------------
 @given(layout=layouts() | _wide_layouts())
 def test_agrees_with_torch_where_torch_decides(layout):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     storage = torch.empty(max(layout.required_storage_size, 1))
     view = storage.as_strided(layout.shape, layout.strides, layout.offset)
     verdict = torch._debug_has_internal_overlap(view)
@@ -353,7 +350,7 @@ def test_agrees_with_torch_where_torch_decides(layout):
 
 
 def test_decides_where_torch_says_too_hard():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     cases = [((3, 4), (1, 1)), ((4, 3), (2, 3)), ((3, 3), (2, 3)), ((4096, 4096), (4097, 4095))]
     for shape, strides in cases:
         layout = Layout(shape, strides)
@@ -385,10 +382,8 @@ def test_agrees_with_numpy_internal_overlap(layout):
 # -- worked examples -----------------------------------------------------------------------------
 def test_worked_examples():
     """Over ``arange`` storages the values are the indices: overlap iff a value repeats."""
-    if not CASES_PATH.exists():
-        pytest.skip(f"worked examples not found at {CASES_PATH}")
     checked = 0
-    for case in json.loads(CASES_PATH.read_text())["cases"]:
+    for case in seed_cases():
         for step in case["expect"]["steps"]:
             layout = Layout(step["shape"], step["strides"], step["offset"])
             _check_internal(layout)

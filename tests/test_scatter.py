@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -122,7 +123,8 @@ def test_src_shape_errors(src, match):
 
 def test_dtype_rules_follow_jnp_at():
     ints = fs.from_array(jnp.zeros(6, jnp.int32))[::2]
-    with pytest.raises(LayoutError, match=re.escape("cannot cast src of dtype float32 to the storage dtype int32")):
+    with pytest.raises(LayoutError,
+                       match=re.escape("cannot cast src of dtype float32 to the storage dtype int32")):
         ints.at[...].set(jnp.float32(1.5))
     with pytest.raises(LayoutError, match="result_type"):
         ints.at[...].add(1.5)
@@ -165,12 +167,12 @@ def test_vmap_over_bases_and_sources():
     srcs = jnp.arange(36.0).reshape(4, 3, 3)
     out = jax.vmap(lambda b, v: StridedArray(b, layout).at[...].add(v).storage)(bases, srcs)
     for i in range(4):
-        np.testing.assert_allclose(np.asarray(out[i]),
-                                   fs.oracle.scatter(np.asarray(bases[i]), layout, np.asarray(srcs[i]), "add"))
+        np.testing.assert_allclose(
+            np.asarray(out[i]), fs.oracle.scatter(np.asarray(bases[i]), layout, np.asarray(srcs[i]), "add"))
     out2 = jax.vmap(lambda v: StridedArray(bases[0], layout).at[...].set(v, overlap="last").storage)(srcs)
     for i in range(4):
-        np.testing.assert_array_equal(np.asarray(out2[i]),
-                                      fs.oracle.scatter(np.asarray(bases[0]), layout, np.asarray(srcs[i]), "set"))
+        np.testing.assert_array_equal(
+            np.asarray(out2[i]), fs.oracle.scatter(np.asarray(bases[0]), layout, np.asarray(srcs[i]), "set"))
 
 
 @pytest.mark.parametrize(
@@ -193,7 +195,7 @@ def test_grads_through_writes(layout, mode):
 
 
 def test_add_gradients_match_torch_autograd():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     weights = np.linspace(0.5, 2.0, 10).astype(np.float32)
     src = np.linspace(-1.0, 1.0, 12).astype(np.float32).reshape(4, 3)
     tb = torch.zeros(10, requires_grad=True)

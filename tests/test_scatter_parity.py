@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import functional_strides as fs
 from functional_strides import Layout
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+torch = import_torch()
 import jax.numpy as jnp  # noqa: E402
 
 
@@ -161,4 +162,5 @@ def test_writes_through_view_chains_match_torch(seed):
         theirs.copy_(torch.from_numpy(src))
     else:
         theirs.add_(torch.from_numpy(src))
-    np.testing.assert_allclose(np.asarray(ours_base.with_storage(written.storage)), theirs_base.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ours_base.with_storage(written.storage)), theirs_base.numpy(),
+                               rtol=1e-6)

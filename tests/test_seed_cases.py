@@ -1,4 +1,5 @@
-"""Worked examples with verified values: ``shared/cases/seed_examples.json``.
+"""Worked examples with verified values: ``tests/data/seed_examples.json`` (a copy of
+``shared/cases/seed_examples.json``, checked byte for byte when that file sits beside the checkout).
 
 Each case gives a 1-D storage (``{"arange": N}`` or explicit ``values`` with a ``dtype``), a
 chain of ops with PyTorch-style keyword arguments, the layout after every op (``steps``)
@@ -7,18 +8,15 @@ and either the final values (row-major) or the error raised at ``at_step``.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import SEED_EXAMPLES, SHARED_SEED_EXAMPLES, seed_cases
 
 import functional_strides as fs
 from functional_strides import LayoutError, StridedArray
-
-CASES_PATH = Path(__file__).parents[1].parent / "shared" / "cases" / "seed_examples.json"
 
 _DISPATCH = {
     "as_strided": lambda x, a: x.as_strided(a["size"], a["stride"], a.get("storage_offset")),
@@ -32,11 +30,7 @@ _DISPATCH = {
 
 
 def _cases() -> list[Any]:
-    if not CASES_PATH.exists():
-        return [pytest.param(None, id="missing", marks=pytest.mark.skip(
-            reason=f"worked examples not found at {CASES_PATH}"))]
-    cases = json.loads(CASES_PATH.read_text())["cases"]
-    return [pytest.param(case, id=case["id"]) for case in cases]
+    return [pytest.param(case, id=case["id"]) for case in seed_cases()]
 
 
 def _storage(spec: dict[str, Any]) -> np.ndarray:
@@ -81,8 +75,22 @@ def test_seed_case(case: dict[str, Any]) -> None:
 
 
 def test_every_op_in_the_cases_is_dispatched() -> None:
-    if not CASES_PATH.exists():
-        pytest.skip(f"worked examples not found at {CASES_PATH}")
-    cases = json.loads(CASES_PATH.read_text())["cases"]
+    cases = seed_cases()
+    assert cases
     used = {op["op"] for case in cases for op in case["ops"]}
     assert used <= set(_DISPATCH), used - set(_DISPATCH)
+
+
+def test_seed_examples_are_a_byte_identical_copy_of_the_shared_file() -> None:
+    if not SHARED_SEED_EXAMPLES.is_file():
+        pytest.skip(f"no shared/ folder beside the checkout ({SHARED_SEED_EXAMPLES} does not exist), "
+                    f"so the copy {SEED_EXAMPLES} has nothing to be compared with")
+    ours, theirs = SEED_EXAMPLES.read_bytes(), SHARED_SEED_EXAMPLES.read_bytes()
+    assert ours == theirs, (
+        f"{SEED_EXAMPLES} ({len(ours)} bytes) differs from {SHARED_SEED_EXAMPLES} ({len(theirs)} bytes); "
+        f"copy it again: cp {SHARED_SEED_EXAMPLES} {SEED_EXAMPLES}")
+
+
+def test_seed_examples_parse_and_have_unique_ids() -> None:
+    ids = [case["id"] for case in seed_cases()]
+    assert len(ids) >= 10 and len(set(ids)) == len(ids), ids

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from absl.testing import parameterized
 from jax.test_util import check_grads
 
@@ -39,7 +40,8 @@ class MaterializeTest(chex.TestCase, parameterized.TestCase):
 @pytest.mark.parametrize(
     "dtype", ["bool", "int8", "uint8", "int16", "int32", "float16", "bfloat16", "float32", "complex64"]
 )
-@pytest.mark.parametrize("transform", [pytest.param(jax.jit, id="jit"), pytest.param(lambda f: f, id="eager")])
+@pytest.mark.parametrize("transform",
+                         [pytest.param(jax.jit, id="jit"), pytest.param(lambda f: f, id="eager")])
 def test_every_dtype(dtype, transform):
     storage = (np.arange(40) % 7).astype(jnp.dtype(dtype))
     layout = Layout((3, 4), (1, 5), 3)
@@ -185,7 +187,7 @@ def test_grad_through_contiguous(layout):
 
 
 def test_grad_matches_torch_as_strided_backward():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     weights = np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(4, 3)
     t = torch.arange(10.0, requires_grad=True)
     (torch.as_strided(t, (4, 3), (2, 1), 1) * torch.from_numpy(weights)).sum().backward()
@@ -227,7 +229,7 @@ def test_overlap_queries_are_wired():
 
 
 def test_clone_matches_torch_preserve_format():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+    torch = import_torch()
     rng = np.random.default_rng(3)
     for _ in range(300):
         r = int(rng.integers(0, 5))
@@ -250,7 +252,8 @@ def test_dynamic_offsets_are_checked_and_widened():
     with pytest.raises(fs.LayoutError, match="is not an integer"):
         Layout((3,), (1,), None)
     assert Layout((3,), (1,), jnp.int8(5)).offset.dtype == jnp.int32
-    out = jax.jit(lambda k: jnp.asarray(StridedArray(jnp.arange(300.0), Layout((3,), (1,), k)).narrow(0, 2, 1)))(
+    out = jax.jit(
+        lambda k: jnp.asarray(StridedArray(jnp.arange(300.0), Layout((3,), (1,), k)).narrow(0, 2, 1)))(
         jnp.int8(127))
     assert out.tolist() == [129.0]
 
@@ -268,8 +271,9 @@ def test_traced_indices_select_with_a_dynamic_offset():
     assert cols.tolist() == [3.0, 7.0, 11.0]
     # clamped like jnp's traced indexing, never reading outside the view
     assert jax.jit(lambda i: jnp.asarray(x[i]))(7).tolist() == [8.0, 9.0, 10.0, 11.0]
-    assert jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))(5).tolist() == [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
-    assert jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))(1).tolist() == [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]]
+    narrow = jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))
+    assert narrow(5).tolist() == [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
+    assert narrow(1).tolist() == [[1.0, 2.0], [5.0, 6.0], [9.0, 10.0]]
 
 
 def test_python_protocols_and_helpful_refusals():

@@ -18,6 +18,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import OP_NAMES, Op, layouts, op_chains, ops, strided_arrays
@@ -25,7 +26,7 @@ from strategies import OP_NAMES, Op, layouts, op_chains, ops, strided_arrays
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, ViewError
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed; parity tests need it")
+torch = import_torch()
 
 _TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError)
 

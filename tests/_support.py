@@ -1,0 +1,64 @@
+"""Helpers shared by the test modules: the worked examples kept in the repository, and the
+one way to skip a PyTorch parity test when PyTorch is not installed.
+
+Example:
+  >>> SEED_EXAMPLES.name, SEED_EXAMPLES.parent.name
+  ('seed_examples.json', 'data')
+  >>> len(seed_cases()) > 0 and {"id", "storage", "ops", "expect"} <= set(seed_cases()[0])
+  True
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+
+# The worked examples (storage, chain of ops, layout after each op, values or the error),
+# a byte-identical copy of ``shared/cases/seed_examples.json`` kept beside the tests so that a
+# fresh clone runs them; test_seed_cases.py checks the copy against the original when a
+# ``shared/`` folder sits beside the checkout.
+SEED_EXAMPLES = TESTS / "data" / "seed_examples.json"
+SHARED_SEED_EXAMPLES = REPO.parent / "shared" / "cases" / "seed_examples.json"
+
+PARITY_INSTALL = 'python -m pip install -e ".[test,parity]"'
+TORCH_MISSING = (f"PyTorch is not installed; the parity tests need it: {PARITY_INSTALL} "
+                 "(the parity extra pins torch==2.13.0)")
+# Set to 1 by .ci/run: there a missing PyTorch fails the parity tests instead of skipping them.
+REQUIRE_TORCH = "FUNCTIONAL_STRIDES_REQUIRE_TORCH"
+
+
+@functools.cache
+def _seed_document() -> dict[str, Any]:
+    return json.loads(SEED_EXAMPLES.read_text())
+
+
+def seed_cases() -> list[dict[str, Any]]:
+    """The worked examples of :data:`SEED_EXAMPLES` (a fresh list of the parsed cases).
+
+    Raises:
+      FileNotFoundError: the data file is missing from the checkout."""
+    return list(_seed_document()["cases"])
+
+
+def import_torch() -> ModuleType:
+    """``import torch``, or skip the calling test (or module, at module level) with a reason
+    that names the extra to install; when the environment variable :data:`REQUIRE_TORCH` is
+    ``1`` (as in CI), fail instead, so that the parity tests cannot turn into skips.
+
+    Semantics: ``pytest.importorskip("torch")`` with :data:`TORCH_MISSING` as the reason."""
+    if os.environ.get(REQUIRE_TORCH) != "1":
+        return pytest.importorskip("torch", reason=TORCH_MISSING)
+    try:
+        import torch
+    except ImportError as exc:
+        pytest.fail(f"{REQUIRE_TORCH}=1 but torch does not import ({exc}). {TORCH_MISSING}", pytrace=False)
+    return torch
