@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from strategies import strided_arrays
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, StridedArray, _tensor_names
@@ -109,6 +111,27 @@ def test_operators_against_the_oracle():
     d = _dense(x)
     np.testing.assert_allclose(np.asarray(2 * x + x @ x - 1 / x), 2 * d + d @ d - 1 / d, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(x == x.t()), d == d.T)
+
+
+@settings(max_examples=12)
+@given(x=strided_arrays())
+def test_operators_match_the_oracle_on_any_layout(x):
+    """Random layouts (empty, rank 0, stride 0, overlapping, offset): arithmetic, comparison
+    and reflected forms with a NumPy left operand equal NumPy on the oracle's dense array."""
+    d = _dense(x)
+    ones = np.ones(x.shape, np.float32)
+    results = {"np+x": (ones + x, ones + d), "x==d": (x == d, d == d), "-x": (-x, -d)}
+    for name, (got, want) in results.items():
+        assert isinstance(got, jax.Array), name
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+
+
+@settings(max_examples=12)
+@given(x=strided_arrays())
+def test_repr_matches_jnp_on_any_layout(x):
+    ours, theirs = " ".join(repr(x).split()), " ".join(repr(jnp.asarray(x)).split())
+    want = theirs.replace("Array(", "StridedArray(", 1).replace(", dtype=", f", layout={x.layout}, dtype=")
+    assert ours == want
 
 
 def test_operators_under_jit_and_batched():
