@@ -351,8 +351,10 @@ def test_repr_under_trace_does_not_materialise():
 
 
 def test_repr_of_a_scalar_storage_says_why():
-    x = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(_view()), [jnp.float32(1)])
-    assert "error=StorageError" in repr(x)
+    """What vmap over a 1-D storage makes of a StridedArray: a scalar storage. repr says so."""
+    leaves, treedef = jax.tree_util.tree_flatten(_view())
+    leaves = [jnp.float32(1) if jnp.ndim(leaf) == 1 else leaf for leaf in leaves]
+    assert "error=StorageError" in repr(jax.tree_util.tree_unflatten(treedef, leaves))
 
 
 # -- 4. wrong Python types: TypeError (or IndexError) subclasses that are LayoutErrors ----------
