@@ -85,8 +85,8 @@ def movedim(x: Any, /, source: Any, destination: Any) -> StridedArray:
 
 
 def squeeze(x: Any, /, dim: Any = None) -> StridedArray:
-    """``x.squeeze(dim)``. Semantics: ``torch.squeeze``."""
-    return from_array(x).squeeze(dim)
+    """``x.squeeze(dim)``; ``dim=None`` squeezes every size-1 dim. Semantics: ``torch.squeeze``."""
+    return from_array(x).squeeze() if dim is None else from_array(x).squeeze(dim)
 
 
 def unsqueeze(x: Any, /, dim: int) -> StridedArray:

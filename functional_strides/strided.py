@@ -32,6 +32,9 @@ def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     return args
 
 
+_ALL_DIMS = object()  # squeeze(): no dim given (None is refused, as in PyTorch)
+
+
 def _over_batch(fn: Any, batch_ndim: int) -> Any:
     """``fn`` mapped (``jax.vmap``) over ``batch_ndim`` leading axes of all its arguments."""
     for _ in range(batch_ndim):
@@ -66,7 +69,7 @@ def _is_dtype(value: Any) -> bool:
 def _is_dtype_request(value: Any) -> bool:
     """True when ``view(value)`` asks for a dtype (``view(jnp.int8)``, ``view("float16")``),
     not a size (an int, a NumPy or JAX integer, a tuple of them)."""
-    if isinstance(value, (int, tuple, list, type(None))):
+    if isinstance(value, (int, tuple, list, type(None), np.generic)):
         return False
     if not isinstance(value, type) and hasattr(value, "__index__"):
         return False
@@ -579,9 +582,17 @@ class StridedArray:
         """Move dims. Semantics: ``torch.Tensor.movedim``."""
         return self._view(views.movedim(self.layout, source, destination))
 
-    def squeeze(self, dim: Any = None) -> StridedArray:
-        """Drop size-1 dims. Semantics: ``torch.Tensor.squeeze``."""
-        return self._view(views.squeeze(self.layout, dim))
+    def squeeze(self, dim: Any = _ALL_DIMS) -> StridedArray:
+        """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple of ints).
+
+        Raises:
+          LayoutTypeError: ``dim`` is not an int or a tuple of ints (``None`` included, as in
+            PyTorch: omit ``dim`` to squeeze every dim).
+        Semantics: ``torch.Tensor.squeeze``."""
+        if dim is None:
+            raise LayoutTypeError(f"squeeze: dim must be an int or a tuple of ints, not None (layout "
+                                  f"{self.layout}); call squeeze() without dim to drop every size-1 dim.")
+        return self._view(views.squeeze(self.layout, None if dim is _ALL_DIMS else dim))
 
     def unsqueeze(self, dim: Any) -> StridedArray:
         """Insert a size-1 dim. Semantics: ``torch.Tensor.unsqueeze``."""
@@ -604,8 +615,11 @@ class StridedArray:
         return self.expand(tuple(shape))
 
     def broadcast_to(self, shape: Sequence[Any]) -> StridedArray:
-        """``expand(shape)``. Semantics: ``torch.broadcast_to``."""
-        return self.expand(tuple(shape))
+        """``expand(shape)``; an int ``n`` is the shape ``(n,)``. Semantics: ``torch.broadcast_to``.
+
+        Raises:
+          LayoutTypeError: ``shape`` is not an int or a sequence of ints."""
+        return self.expand(_shape_args((shape,), "broadcast_to"))
 
     def narrow(self, dim: Any, start: Any, length: Any) -> StridedArray:
         """Elements ``start .. start+length-1`` of ``dim``. Semantics: ``torch.Tensor.narrow``."""

@@ -305,6 +305,8 @@ def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
 
     Semantics: ``torch.permute``."""
     dims = tuple(dims)
+    if not all(type(d) is int for d in dims):
+        dims = tuple(_index("permute", f"dims[{i}]", d) for i, d in enumerate(dims))
     if len(dims) != layout.ndim:
         raise LayoutError(
             f"permute: the number of dims {len(dims)} in dims={list(dims)} does not match "

@@ -404,7 +404,22 @@ BAD_TYPES = [
     ("as_strided-offset-str", lambda t: t.as_strided((2,), (1,), "0"), TypeError),
     ("as_strided-size-int", lambda t: t.as_strided(2, 1), TypeError),
     ("expand_as-int", lambda t: t.expand_as(3), TypeError),
+    ("broadcast_to-float", lambda t: t.broadcast_to(2.0), TypeError),
+    ("broadcast_to-tuple-float", lambda t: t.broadcast_to((3, 4.0)), TypeError),
+    ("permute-none", lambda t: t.permute(None), TypeError),
+    ("permute-tuple-float", lambda t: t.permute((0.0, 1)), TypeError),
+    ("view-np-float", lambda t: t.view(np.float32(12)), TypeError),
+    ("view-int-none", lambda t: t.view(12, None), TypeError),
+    ("reshape-none", lambda t: t.reshape(None), TypeError),
+    ("squeeze-none", lambda t: t.squeeze(None), TypeError),
+    ("transpose-none", lambda t: t.transpose(0, None), TypeError),
+    ("flatten-str", lambda t: t.flatten(0, "a"), TypeError),
+    ("unflatten-str", lambda t: t.unflatten(0, "ab"), TypeError),
+    ("narrow-start-none", lambda t: t.narrow(0, None, 1), TypeError),
+    ("select-dim-none", lambda t: t.select(None, 0), TypeError),
     ("getitem-float", lambda t: t[1.5], IndexError),
+    ("getitem-ellipsis-float", lambda t: t[..., 1.5], IndexError),
+    ("getitem-slice-start-float", lambda t: t[1.0:2], TypeError),
     ("getitem-tuple-float", lambda t: t[0, 1.5], IndexError),
     ("getitem-none-float", lambda t: t[None, 1.5], IndexError),
     ("getitem-object", lambda t: t[object()], IndexError),
@@ -461,9 +476,9 @@ def test_bad_type_without_torch_counterpart(call, match):
     (lambda x: x.narrow(0, 0, -1), LayoutError), (lambda x: x.unfold(0, 2, 0), LayoutError),
     (lambda x: x[5], fs.OutOfRangeError), (lambda x: x.as_strided((2,), (1,), -1), fs.StorageError),
     (lambda x: x[[0, 1]], LayoutError), (lambda x: x[True], LayoutError),
-    (lambda x: x[np.array([0, 1])], LayoutError),
+    (lambda x: x[np.array([0, 1])], LayoutError), (lambda x: x.broadcast_to(4), LayoutError),
 ], ids=["view-negative", "select-range", "narrow-negative", "unfold-step-0", "getitem-range",
-        "as_strided-offset", "getitem-list", "getitem-bool", "getitem-int-array"])
+        "as_strided-offset", "getitem-list", "getitem-bool", "getitem-int-array", "broadcast_to-rank"])
 def test_bad_values_are_not_type_errors(call, cls):
     """Wrong values (and index kinds PyTorch accepts but that copy) keep their classes."""
     x = fs.from_array(np.arange(12.0, dtype=np.float32).reshape(3, 4))
@@ -474,6 +489,8 @@ def test_bad_values_are_not_type_errors(call, cls):
 
 def test_integer_like_arguments_still_accepted():
     x = fs.from_array(np.arange(12.0, dtype=np.float32).reshape(3, 4))
+    assert x[None].squeeze().shape == (3, 4) and fs.squeeze(x[None], None).shape == (3, 4)
+    assert x.broadcast_to((2, 3, 4)).stride() == (0, 4, 1) and x[0].broadcast_to(4).shape == (4,)
     assert x.view(np.int64(12)).shape == (12,) and x[np.int64(1)].shape == (4,)
     assert x.select(0, jnp.int32(2)).storage_offset() == 8 and x.size(np.int8(1)) == 4
 
