@@ -11,7 +11,9 @@ from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
 from . import views as views
+from .errors import IndexTypeError as IndexTypeError
 from .errors import LayoutError as LayoutError
+from .errors import LayoutTypeError as LayoutTypeError
 from .errors import OutOfRangeError as OutOfRangeError
 from .errors import OverlapError as OverlapError
 from .errors import StorageError as StorageError
@@ -57,9 +59,11 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "METHODS", "plan", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
-    "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
-    "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
-    "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
-    "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views",
+    "IndexTypeError", "Layout", "LayoutError", "LayoutTypeError", "METHODS", "OutOfRangeError",
+    "OverlapError", "StorageError", "StridedArray", "T", "ViewError", "as_strided",
+    "as_strided_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides", "diagonal",
+    "diagonal_scatter", "expand", "expand_as", "flatten", "from_array", "mT", "materialize", "movedim",
+    "narrow", "oracle", "overlap", "overlaps", "permute", "plan", "reshape", "scatter", "select",
+    "select_scatter", "shares_storage", "slice_scatter", "split", "squeeze", "t", "transpose", "unbind",
+    "unflatten", "unfold", "unsqueeze", "view", "views",
 ])

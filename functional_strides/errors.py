@@ -2,13 +2,17 @@
 
 Every error the library raises on bad input derives from :class:`LayoutError`, which is a
 ``ValueError``; a dimension or index out of range also derives from ``IndexError`` so that
-code written for PyTorch or NumPy (``except IndexError``) keeps working.
+code written for PyTorch or NumPy (``except IndexError``) keeps working, and an argument of
+the wrong Python type (a float size, a string dim) also derives from ``TypeError``, as in
+PyTorch.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "IndexTypeError",
     "LayoutError",
+    "LayoutTypeError",
     "OutOfRangeError",
     "OverlapError",
     "StorageError",
@@ -40,3 +44,15 @@ class OutOfRangeError(LayoutError, IndexError):
 
 class OverlapError(LayoutError):
     """A write goes through a view in which several elements share one storage slot."""
+
+
+class LayoutTypeError(LayoutError, TypeError):
+    """An argument has the wrong Python type: a float, string, bool or ``None`` where a size,
+    stride, offset, dim or step (an integer) is expected. Also a ``TypeError``, like
+    PyTorch's argument-parser errors (``x.view(2.0)``, ``x.select(0, 1.5)``)."""
+
+
+class IndexTypeError(LayoutTypeError, IndexError):
+    """An index of a type that cannot index (a float, a string, an arbitrary object), as in
+    ``x[1.5]``. Also an ``IndexError`` (PyTorch raises ``IndexError: only integers, slices
+    ... are valid indices``) and a ``TypeError`` (Python's ``list[1.5]``)."""

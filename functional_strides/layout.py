@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._typing import Offset, Shape, Strides
-from .errors import LayoutError, OutOfRangeError
+from .errors import LayoutError, LayoutTypeError, OutOfRangeError
 
 __all__ = [
     "Layout",
@@ -43,20 +43,21 @@ def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple
     try:
         items = tuple(values)
     except TypeError:
-        raise LayoutError(
-            f"Layout: {name} must be a sequence of integers (got {name}={values!r})."
+        raise LayoutTypeError(
+            f"Layout: {name} must be a sequence of integers (got {name}={values!r} of type "
+            f"{type(values).__name__}); pass a tuple of ints."
         ) from None
     out = []
     for i, v in enumerate(items):
         if isinstance(v, (bool, np.bool_)):
-            raise LayoutError(
+            raise LayoutTypeError(
                 f"Layout: {name}[{i}] is a bool (got {name}={items!r}); pass integers."
             )
         try:
             v = operator.index(v)
         except TypeError:
-            raise LayoutError(
-                f"Layout: {name}[{i}]={v!r} is not an integer (got {name}={items!r}); "
+            raise LayoutTypeError(
+                f"Layout: {name}[{i}]={v!r} is a {type(v).__name__}, not an integer (got {name}={items!r}); "
                 f"{name} are counted in elements and must be ints."
             ) from None
         if v < 0 and not allow_negative:
@@ -146,18 +147,28 @@ def dense_strides_like(shape: Shape, strides: Strides) -> Strides:
 
 
 def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) -> str:
-    """``"(2,3):(3,1)+0"``: the pycute-style notation used in messages."""
+    """``"(2,3):(3,1)+0"``: the pycute-style notation ``(shape):(strides)+offset`` used in
+    messages and reprs (strides and offset in elements; a rank-1 tuple keeps its comma).
+
+    A negative offset (only ever in a message refusing it) prints as ``-2``, never ``+-2``;
+    an offset that is a JAX array (dynamic) prints as ``+<traced>``.
+
+    Example:
+      >>> format_layout((2, 3), (3, 1), 4), format_layout((3,), (1,), -2)
+      ('(2,3):(3,1)+4', '(3,):(1,)-2')
+    """
     shape, strides = tuple(shape), tuple(strides)
 
     def tup(t: tuple[int, ...]) -> str:
         return "(" + ",".join(str(v) for v in t) + ("," if len(t) == 1 else "") + ")"
 
-    return f"{tup(shape)}:{tup(strides)}+{_format_offset(offset)}"
+    off = _format_offset(offset)
+    return f"{tup(shape)}:{tup(strides)}{'' if off.startswith('-') else '+'}{off}"
 
 
 def _format_offset(offset: Offset) -> str:
     """An offset for messages: its value when known (int, NumPy or concrete JAX scalar),
-    ``<traced>`` under a trace, ``[...]`` for the per-item offsets of a batched array."""
+    ``<traced>`` under a trace, ``<4 offsets>`` for the per-item offsets of a batched array."""
     if is_static_offset(offset):
         return str(int(offset))
     if getattr(offset, "ndim", 0) != 0:
@@ -185,8 +196,10 @@ class Layout:
         JAX scalar, or an integer array holding one offset per item of a batched
         ``StridedArray`` (shape ``batch_shape``).
     Raises:
-      LayoutError: lengths of ``shape`` and ``strides`` differ; an entry is negative, a bool
-        or not an integer; the offset is a negative int.
+      LayoutError: lengths of ``shape`` and ``strides`` differ; an entry is negative; the
+        offset is a negative int.
+      LayoutTypeError: an entry or the offset is a bool or not an integer (a float, a
+        string); also a ``TypeError``.
     Example:
       >>> lay = Layout((2, 3), (3, 1), 1)
       >>> str(lay), lay(1, 2), lay.numel, lay.required_storage_size
@@ -214,7 +227,7 @@ class Layout:
         if type(offset) is int and offset >= 0:
             return
         if isinstance(offset, (bool, np.bool_)):
-            raise LayoutError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
+            raise LayoutTypeError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
         if is_static_offset(offset):
             offset = int(offset)
             if offset < 0:
@@ -226,7 +239,7 @@ class Layout:
         else:
             dtype = getattr(offset, "dtype", None)
             if dtype is None or np.dtype(dtype).kind not in "iu" or not hasattr(offset, "ndim"):
-                raise LayoutError(
+                raise LayoutTypeError(
                     f"Layout: offset {offset!r} is not an integer (got type {type(offset).__name__}"
                     f"{', dtype ' + str(dtype) if dtype is not None else ''}); pass an int, an integer "
                     "JAX scalar for a dynamic offset, or an integer array of one offset per item of a "
@@ -348,6 +361,7 @@ class Layout:
 
         Raises:
           OutOfRangeError: wrong number of coordinates, or one outside its extent.
+          LayoutTypeError: a coordinate is not an integer.
         """
         if len(coords) != self.ndim:
             raise OutOfRangeError(
@@ -355,6 +369,9 @@ class Layout:
             )
         index = self.offset
         for d, (i, n, s) in enumerate(zip(coords, self.shape, self.strides, strict=False)):
+            if isinstance(i, (bool, np.bool_)) or not hasattr(i, "__index__"):
+                raise LayoutTypeError(f"Layout{self}: coordinate {i!r} of dim {d} is a {type(i).__name__}, "
+                                      "not an integer; pass ints.")
             i = operator.index(i)
             if not 0 <= i < n:
                 raise OutOfRangeError(

@@ -14,24 +14,34 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import views
-from .errors import LayoutError
+from .errors import LayoutError, LayoutTypeError
 from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
-    "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "diagonal", "expand",
-    "expand_as", "flatten", "movedim", "mT", "narrow", "permute", "reshape", "select",
-    "split", "squeeze", "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view",
+    "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
+    "broadcast_to", "chunk", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
+    "mT", "narrow", "permute", "reshape", "select", "split", "squeeze", "t", "transpose", "unbind",
+    "unflatten", "unfold", "unsqueeze", "view",
 ]
+
+
+def _int_sequence(op: str, name: str, value: Any) -> tuple[Any, ...]:
+    """``value`` as a tuple; a bare int, a string or a non-sequence raises ``LayoutTypeError``
+    (a ``TypeError``), as PyTorch's ``torch.reshape(x, 6)``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise LayoutTypeError(f"{op}: {name} must be a tuple of ints, not {type(value).__name__} (got "
+                              f"{name}={value!r}); pass e.g. {name}=({value!r},).")
+    return tuple(value)
 
 
 def view(x: Any, /, shape: Sequence[Any]) -> StridedArray:
     """``x.view(shape)``: a view or ``ViewError``. Semantics: ``torch.Tensor.view``."""
-    return from_array(x).view(tuple(shape))
+    return from_array(x).view(_int_sequence("view", "shape", shape))
 
 
 def reshape(x: Any, /, shape: Sequence[Any]) -> StridedArray:
     """``x.reshape(shape)``: a view if possible, else a copy. Semantics: ``torch.reshape``."""
-    return from_array(x).reshape(tuple(shape))
+    return from_array(x).reshape(_int_sequence("reshape", "shape", shape))
 
 
 def flatten(x: Any, /, start_dim: int = 0, end_dim: int = -1) -> StridedArray:
@@ -46,7 +56,7 @@ def unflatten(x: Any, /, dim: int, sizes: Sequence[Any]) -> StridedArray:
 
 def permute(x: Any, /, dims: Sequence[Any]) -> StridedArray:
     """``x.permute(dims)``. Semantics: ``torch.permute``."""
-    return from_array(x).permute(tuple(dims))
+    return from_array(x).permute(_int_sequence("permute", "dims", dims))
 
 
 def transpose(x: Any, /, dim0: int, dim1: int) -> StridedArray:
@@ -75,8 +85,8 @@ def movedim(x: Any, /, source: Any, destination: Any) -> StridedArray:
 
 
 def squeeze(x: Any, /, dim: Any = None) -> StridedArray:
-    """``x.squeeze(dim)``. Semantics: ``torch.squeeze``."""
-    return from_array(x).squeeze(dim)
+    """``x.squeeze(dim)``; ``dim=None`` squeezes every size-1 dim. Semantics: ``torch.squeeze``."""
+    return from_array(x).squeeze() if dim is None else from_array(x).squeeze(dim)
 
 
 def unsqueeze(x: Any, /, dim: int) -> StridedArray:
@@ -86,7 +96,7 @@ def unsqueeze(x: Any, /, dim: int) -> StridedArray:
 
 def expand(x: Any, /, shape: Sequence[Any]) -> StridedArray:
     """``x.expand(shape)``. Semantics: ``torch.Tensor.expand``."""
-    return from_array(x).expand(tuple(shape))
+    return from_array(x).expand(_int_sequence("expand", "shape", shape))
 
 
 def expand_as(x: Any, /, other: Any) -> StridedArray:

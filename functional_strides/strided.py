@@ -6,15 +6,16 @@ no device work); ``contiguous()``, ``jnp.asarray(x)`` and ``np.asarray(x)`` mate
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import views
-from .errors import LayoutError, OutOfRangeError, StorageError
+from . import _tensor_names, views
+from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from .layout import Layout, _trusted, dense_strides_like, is_static_offset
 from .lowering import is_traced, materialize
 from .scatter import write
@@ -29,6 +30,9 @@ def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
     if isinstance(args[0], Sequence) and not isinstance(args[0], str):
         return tuple(args[0])
     return args
+
+
+_ALL_DIMS = object()  # squeeze(): no dim given (None is refused, as in PyTorch)
 
 
 def _over_batch(fn: Any, batch_ndim: int) -> Any:
@@ -77,6 +81,16 @@ def _is_dtype(value: Any) -> bool:
     return True
 
 
+def _is_dtype_request(value: Any) -> bool:
+    """True when ``view(value)`` asks for a dtype (``view(jnp.int8)``, ``view("float16")``),
+    not a size (an int, a NumPy or JAX integer, a tuple of them)."""
+    if isinstance(value, (int, tuple, list, type(None), np.generic)):
+        return False
+    if not isinstance(value, type) and hasattr(value, "__index__"):
+        return False
+    return _is_dtype(value)
+
+
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
     """Bounds of a view made with concrete values (a traced offset is clamped when read:
     see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked."""
@@ -104,6 +118,37 @@ def _check_fits(storage: Any, layout: Layout, op: str) -> None:
         )
 
 
+#: Python operators of ``torch.Tensor`` (and ``jax.Array``) that ``StridedArray`` supports,
+#: each computed by the ``jax.Array`` operator of the same name on ``jnp.asarray(x)``.
+_OPERATORS = tuple(f"__{op}__" for op in """
+    add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow matmul rmatmul
+    divmod rdivmod and rand or ror xor rxor lshift rlshift rshift rrshift eq ne lt le gt ge
+    neg pos abs invert
+""".split())
+
+
+def _operand(value: Any) -> Any:
+    return value.__jax_array__() if isinstance(value, StridedArray) else value
+
+
+def _operator(name: str) -> Any:
+    """``StridedArray.<name>``: ``jnp.asarray(self).<name>(*others)``, a ``jax.Array`` (or
+    ``NotImplemented`` for an operand jax does not know, so that Python tries the other side)."""
+
+    def method(self: StridedArray, *others: Any) -> Any:
+        return getattr(self.__jax_array__(), name)(*map(_operand, others))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"``jnp.asarray(x).{name}(...)``: materialises and returns a ``jax.Array``, as "
+                      f"``torch.Tensor.{name}`` returns a tensor.")
+    return method
+
+
+def _rebuild(storage: Any, layout: Layout) -> StridedArray:
+    """Unpickling and ``copy``: the array over ``storage`` with ``layout``."""
+    return StridedArray._wrap(storage, layout)
+
+
 class StridedArray:
     """A strided view: ``storage`` (1-D ``jax.Array``) read through ``layout``.
 
@@ -129,6 +174,22 @@ class StridedArray:
       >>> x.t().stride(), x.t().is_contiguous()
       ((1, 3), False)
 
+    A ``torch.Tensor`` name either does what PyTorch's does or is absent. View ops and view
+    metadata are methods; operators (``+ - * / // % ** @``, comparisons, ``- + abs ~``)
+    materialise and return a ``jax.Array``, as ``jnp`` does, whichever side the other operand
+    (a scalar, a NumPy or JAX array, another ``StridedArray``) is on; ``==`` is elementwise,
+    so a ``StridedArray`` is unhashable. Every other ``torch.Tensor`` method (``sum``,
+    ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way.
+
+    Example:
+      >>> x = StridedArray(jnp.arange(6.0), Layout((2, 2), (1, 3)))
+      >>> (2 * x + 1).tolist()
+      [[1.0, 7.0], [3.0, 9.0]]
+      >>> x.sum()
+      Traceback (most recent call last):
+      ...
+      AttributeError: StridedArray has no method 'sum' (torch.Tensor.sum is not a view op). Materialise ...
+
     Semantics: ``torch.Tensor`` with its storage (``untyped_storage()``) and view metadata.
     """
 
@@ -138,8 +199,9 @@ class StridedArray:
 
     def __init__(self, storage: Any, layout: Layout, *, batched: bool = False) -> None:
         if not isinstance(layout, Layout):
-            raise StorageError(f"StridedArray: layout must be a functional_strides.Layout "
-                               f"(got {type(layout).__name__}).")
+            raise LayoutTypeError(f"StridedArray: layout must be a functional_strides.Layout, not "
+                                  f"{type(layout).__name__} (got layout={layout!r}); build one with "
+                                  "Layout(shape, strides, offset).")
         if not isinstance(storage, jax.Array):
             storage = jnp.asarray(storage)
         if storage.ndim != 1 and not (batched and storage.ndim >= 1):
@@ -208,9 +270,11 @@ class StridedArray:
         """All extents, or the extent of ``dim`` (``torch.Tensor.size``).
 
         Raises:
-          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0)."""
+          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
+          LayoutTypeError: ``dim`` is not an int."""
         if dim is None:
             return self.layout.shape
+        dim = views._index("size", "dim", dim)
         if self.ndim == 0:
             raise OutOfRangeError(f"size: dimension specified as {dim} but tensor has no dimensions.")
         return self.layout.shape[views.canonical_dim(dim, self.ndim, op="size")]
@@ -219,9 +283,11 @@ class StridedArray:
         """All strides, or that of ``dim``, in elements (``torch.Tensor.stride``).
 
         Raises:
-          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0)."""
+          OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
+          LayoutTypeError: ``dim`` is not an int."""
         if dim is None:
             return self.layout.strides
+        dim = views._index("stride", "dim", dim)
         if self.ndim == 0:
             raise OutOfRangeError(f"stride: dimension specified as {dim} but tensor has no dimensions.")
         return self.layout.strides[views.canonical_dim(dim, self.ndim, op="stride")]
@@ -272,13 +338,95 @@ class StridedArray:
 
     def __len__(self) -> int:
         if self.ndim == 0:
-            raise TypeError("len() of a 0-d StridedArray")
+            raise LayoutTypeError(f"len() of a 0-d StridedArray (layout {self.layout}); a rank-0 array "
+                                  "has no length: use x.numel() or x.item().")
         return self.layout.shape[0]
 
+    def __iter__(self) -> Iterator[StridedArray]:
+        """Views of ``x[0], x[1], ...`` (``torch.Tensor.__iter__``, which yields views too).
+
+        Raises:
+          LayoutTypeError: rank 0 (also a ``TypeError``, as PyTorch's)."""
+        if self.ndim == 0:
+            raise LayoutTypeError(f"iteration over a 0-d StridedArray (layout {self.layout}); use x.item().")
+        return iter(self.unbind(0))
+
+    def __index__(self) -> int:
+        return operator.index(self.__jax_array__())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __repr__(self) -> str:
+        """The values (materialised, printed as ``jnp`` prints arrays), the layout in the
+        ``(shape):(strides)+offset`` notation (elements), the batch shape when batched, and
+        the dtype. Under a trace nothing is materialised: the layout and the tracer are shown.
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t()
+          StridedArray([[0., 3.], [1., 4.]], layout=(2,2):(1,3)+0, dtype=float32)
+
+        Semantics: ``repr(torch.Tensor)`` / ``repr(jax.Array)`` plus the layout."""
+        prefix = "StridedArray("
         batch = f", batch_shape={self.batch_shape}" if self.batch_shape else ""
-        return (f"StridedArray(layout={self.layout}, dtype={self.dtype}, "
-                f"storage_size={self.storage.shape[-1]}{batch})")
+        meta = f"layout={self.layout}{batch}, dtype={np.dtype(self.dtype).name}"
+        offset = self.layout.offset
+        traced = [f"{name}={value!r}" for name, value in (("storage", self.storage), ("offset", offset))
+                  if is_traced(value)]
+        if traced:
+            return f"{prefix}{meta}, {', '.join(traced)})"
+        try:
+            values = np.asarray(self)
+        except LayoutError as e:  # e.g. a scalar storage (vmap over a 1-D storage): say why
+            return f"{prefix}{meta}, storage={self.storage!r}, error={type(e).__name__})"
+        if values.size == 0:
+            body = f"[], shape={values.shape}"
+        else:
+            body = np.array2string(values, prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=np.get_printoptions()["linewidth"])
+        return f"{prefix}{body}, {meta})"
+
+    __str__ = __repr__
+
+    # -- operators: materialise and compute with jnp ----------------------------------------
+    # x + y, 2 * x, x @ y, x == y, ... are jax.Array operators on jnp.asarray(x): the result is
+    # a jax.Array, with jnp's promotion and broadcasting rules. __array_priority__ makes NumPy
+    # defer (np_array + x calls x.__radd__), as it does for jax.Array; jax.Array's own
+    # operators accept objects with __jax_array__.
+    __array_priority__ = 100
+    __hash__ = None  # type: ignore[assignment]  # == is elementwise, as for jax.Array
+
+    def __getattr__(self, name: str) -> Any:
+        """Only reached for names ``StridedArray`` does not have: ``torch.Tensor`` methods
+        that are not view ops raise ``AttributeError`` naming the ``jnp`` way (the table in
+        ``functional_strides/_tensor_names.py``); other names a plain ``AttributeError``."""
+        message = _tensor_names.message(name)
+        if message is None:
+            raise AttributeError(f"'StridedArray' object has no attribute {name!r}", name=name)
+        raise AttributeError(message, name=name)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, Layout]]:
+        # pickle and copy: rebuild from (storage, layout); __setattr__ refuses slot state
+        return _rebuild, (self.storage, self.layout)
+
+    # -- DLPack: export the materialised values ----------------------------------------------
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """A DLPack capsule of ``jnp.asarray(x)`` (dense, row-major, ``x.dtype``), so that
+        ``torch.from_dlpack(x)``, ``np.from_dlpack(x)`` and ``torch.as_tensor(x)`` see the
+        view's values. Arguments as ``jax.Array.__dlpack__``.
+
+        Semantics: the Python array API ``__dlpack__`` protocol."""
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self.__jax_array__().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        """``(device_type, device_id)`` of the storage (where the materialised values live)."""
+        return self.storage.__dlpack_device__()
+
+    locals().update({name: _operator(name) for name in _OPERATORS})
 
     # -- materialisation ------------------------------------------------------------------
     def contiguous(self) -> StridedArray:
@@ -399,7 +547,7 @@ class StridedArray:
         copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``
         (``view(dtype)``, a bit reinterpretation, is not supported: use
         ``jax.lax.bitcast_convert_type`` on ``jnp.asarray(x)``)."""
-        if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)) and _is_dtype(shape[0]):
+        if len(shape) == 1 and _is_dtype_request(shape[0]):
             raise LayoutError(
                 f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
                 f"{self.layout}); use jax.lax.bitcast_convert_type(jnp.asarray(x), dtype).")
@@ -452,9 +600,17 @@ class StridedArray:
         """Move dims. Semantics: ``torch.Tensor.movedim``."""
         return self._view(views.movedim(self.layout, source, destination))
 
-    def squeeze(self, dim: Any = None) -> StridedArray:
-        """Drop size-1 dims. Semantics: ``torch.Tensor.squeeze``."""
-        return self._view(views.squeeze(self.layout, dim))
+    def squeeze(self, dim: Any = _ALL_DIMS) -> StridedArray:
+        """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple of ints).
+
+        Raises:
+          LayoutTypeError: ``dim`` is not an int or a tuple of ints (``None`` included, as in
+            PyTorch: omit ``dim`` to squeeze every dim).
+        Semantics: ``torch.Tensor.squeeze``."""
+        if dim is None:
+            raise LayoutTypeError(f"squeeze: dim must be an int or a tuple of ints, not None (layout "
+                                  f"{self.layout}); call squeeze() without dim to drop every size-1 dim.")
+        return self._view(views.squeeze(self.layout, None if dim is _ALL_DIMS else dim))
 
     def unsqueeze(self, dim: Any) -> StridedArray:
         """Insert a size-1 dim. Semantics: ``torch.Tensor.unsqueeze``."""
@@ -465,12 +621,23 @@ class StridedArray:
         return self._view(views.expand(self.layout, _shape_args(sizes, "expand")))
 
     def expand_as(self, other: Any) -> StridedArray:
-        """``expand(other.shape)``. Semantics: ``torch.Tensor.expand_as``."""
-        return self.expand(tuple(other.shape))
+        """``expand(other.shape)``. Semantics: ``torch.Tensor.expand_as``.
+
+        Raises:
+          LayoutTypeError: ``other`` has no ``shape`` (not an array)."""
+        shape = getattr(other, "shape", None)
+        if shape is None:
+            raise LayoutTypeError(f"expand_as: other must be an array with a shape, not "
+                                  f"{type(other).__name__} (got other={other!r}, layout {self.layout}); "
+                                  "use expand(sizes) for sizes.")
+        return self.expand(tuple(shape))
 
     def broadcast_to(self, shape: Sequence[Any]) -> StridedArray:
-        """``expand(shape)``. Semantics: ``torch.broadcast_to``."""
-        return self.expand(tuple(shape))
+        """``expand(shape)``; an int ``n`` is the shape ``(n,)``. Semantics: ``torch.broadcast_to``.
+
+        Raises:
+          LayoutTypeError: ``shape`` is not an int or a sequence of ints."""
+        return self.expand(_shape_args((shape,), "broadcast_to"))
 
     def narrow(self, dim: Any, start: Any, length: Any) -> StridedArray:
         """Elements ``start .. start+length-1`` of ``dim``. Semantics: ``torch.Tensor.narrow``."""
@@ -588,6 +755,7 @@ def overlaps(a: Any, b: Any) -> bool:
 
     Raises:
       LayoutError: an offset is traced.
+      LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``.
     Example:
       >>> import jax.numpy as jnp
       >>> frames = from_array(jnp.arange(10.0)).unfold(0, 4, 2)
@@ -600,8 +768,8 @@ def overlaps(a: Any, b: Any) -> bool:
         return shares_storage(a, b) and a.layout.overlaps(b.layout)
     if isinstance(a, Layout) and isinstance(b, Layout):
         return a.overlaps(b)
-    raise LayoutError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
-                      f"and {type(b).__name__}).")
+    raise LayoutTypeError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
+                          f"and {type(b).__name__}).")
 
 
 class _IndexUpdateHelper:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 import operator
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._typing import Offset, Shape, Strides
-from .errors import LayoutError, OutOfRangeError, StorageError, ViewError
-from .layout import Layout, _int_tuple, _trusted, contiguous_strides
+from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
+from .layout import Layout, _int_tuple, _trusted, contiguous_strides, is_static_offset
 
 __all__ = [
     "as_strided",
@@ -46,15 +46,18 @@ __all__ = [
 ]
 
 
-def _index(op: str, name: str, value: Any) -> int:
+def _index(op: str, name: str, value: Any, error: type[LayoutTypeError] = LayoutTypeError) -> int:
+    """``value`` as a Python int (ints, NumPy integers, integer JAX scalars); anything else
+    (a float, a string, a bool, ``None``) raises ``error``, a ``TypeError`` as in PyTorch."""
     if type(value) is int:
         return value
     if isinstance(value, bool):
-        raise LayoutError(f"{op}: {name} must be an int, not a bool (got {name}={value!r}).")
+        raise error(f"{op}: {name} must be an int, not a bool (got {name}={value!r}); pass an int.")
     try:
         return operator.index(value)
     except TypeError:
-        raise LayoutError(f"{op}: {name} must be an int (got {name}={value!r}).") from None
+        raise error(f"{op}: {name} must be an int, not {type(value).__name__} (got {name}={value!r}); "
+                    f"pass an int, e.g. {name}=int(...).") from None
 
 
 def _traced_int(value: Any) -> bool:
@@ -150,7 +153,8 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
         return (*shape[:infer], numel // known, *shape[infer + 1:])
     raise LayoutError(
         f"{op}: shape {list(shape)} is invalid for input of size {numel} "
-        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''}){_at(layout)}."
+        f"(the extents multiply to {known}{' times the inferred -1' if infer is not None else ''})"
+        f"{_at(layout)}."
     )
 
 
@@ -249,13 +253,25 @@ def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = 
     """A new layout over the same storage; ``storage_offset=None`` keeps ``layout.offset``.
 
     Raises:
-      LayoutError: ``size`` and ``stride`` lengths differ, or an entry/offset is negative or
-        not an integer. (Bounds against the storage are checked by the caller that holds it.)
+      LayoutError: ``size`` and ``stride`` lengths differ, or an entry/offset is negative.
+        (Bounds against the storage are checked by the caller that holds it.)
+      LayoutTypeError: ``size``/``stride`` not a sequence of ints (a bare int included, as
+        in PyTorch), or an entry/offset not an integer; also a ``TypeError``.
 
     Semantics: ``torch.as_strided``: size/stride/offset address the underlying storage,
     ignoring ``layout``'s own strides; an explicit offset is absolute."""
+    for name, value in (("size", size), ("stride", stride)):
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            raise LayoutTypeError(f"as_strided: {name} must be a tuple of ints, not {type(value).__name__} "
+                                  f"(got {name}={value!r}); pass e.g. {name}=({value!r},).")
     size = _int_tuple("size", size, allow_negative=True)
     stride = _int_tuple("stride", stride, allow_negative=True)
+    if storage_offset is not None and not is_static_offset(storage_offset) and \
+            getattr(getattr(storage_offset, "dtype", None), "kind", None) not in ("i", "u"):
+        raise LayoutTypeError(
+            f"as_strided: storage_offset must be an int, not {type(storage_offset).__name__} (got "
+            f"storage_offset={storage_offset!r}, size={list(size)}, stride={list(stride)}); it counts "
+            "elements of the storage.")
     offset = layout.offset if storage_offset is None else storage_offset
     if len(size) != len(stride):
         raise LayoutError(
@@ -289,6 +305,8 @@ def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
 
     Semantics: ``torch.permute``."""
     dims = tuple(dims)
+    if not all(type(d) is int for d in dims):
+        dims = tuple(_index("permute", f"dims[{i}]", d) for i, d in enumerate(dims))
     if len(dims) != layout.ndim:
         raise LayoutError(
             f"permute: the number of dims {len(dims)} in dims={list(dims)} does not match "
@@ -712,11 +730,10 @@ def unflatten_shape(layout: Layout, dim: Any, sizes: Sequence[Any]) -> Shape:
         raise OutOfRangeError(f"unflatten: dimension specified as {dim} but layout {layout} has no "
                               "dimensions; unflatten needs rank >= 1.")
     d = canonical_dim(dim, layout.ndim, op="unflatten", layout=layout)
-    try:
-        sizes = tuple(sizes)
-    except TypeError:
-        raise LayoutError(f"unflatten: sizes must be a sequence of ints (got sizes={sizes!r}, "
-                          f"layout {layout}).") from None
+    if isinstance(sizes, str) or not isinstance(sizes, Iterable):
+        raise LayoutTypeError(f"unflatten: sizes must be a sequence of ints, not {type(sizes).__name__} "
+                              f"(got sizes={sizes!r}, layout {layout}); pass a tuple such as (2, -1).")
+    sizes = tuple(sizes)
     sizes = tuple(_index("unflatten", f"sizes[{i}]", s) for i, s in enumerate(sizes))
     if not sizes:
         raise LayoutError(f"unflatten: sizes must be non-empty (got sizes={list(sizes)}, layout {layout}).")
@@ -731,13 +748,25 @@ def unflatten_shape(layout: Layout, dim: Any, sizes: Sequence[Any]) -> Shape:
     return (*layout.shape[:d], *inferred, *layout.shape[d + 1:])
 
 
+def _advanced_index(k: Any) -> bool:
+    """True for an index PyTorch accepts but that copies: a bool, a list, an integer or
+    boolean array (not a 0-d integer one, which selects)."""
+    if isinstance(k, (bool, list)) or type(k).__name__ == "bool_":
+        return True
+    kind = getattr(getattr(k, "dtype", None), "kind", None)
+    return kind == "b" or (kind in ("i", "u") and getattr(k, "ndim", 0) != 0)
+
+
 def getitem(layout: Layout, key: Any) -> Layout:
     """Basic indexing: ints (negative wrap), slices with step >= 1, ``None``, ``...``.
 
     Raises:
       OutOfRangeError: an int index out of range, or too many indices.
       LayoutError: a slice step <= 0, more than one ``...``, or an index kind that would
-        copy (arrays, lists, bools: use ``jnp`` advanced indexing on ``contiguous()``).
+        copy (integer or boolean arrays, lists, bools: use ``jnp`` advanced indexing on
+        ``jnp.asarray(x)``).
+      IndexTypeError: an index or slice bound of a type that cannot index (a float, a
+        string, an object); an ``IndexError`` and a ``TypeError``, as in PyTorch.
 
     Semantics: ``torch.Tensor.__getitem__`` restricted to view-producing keys. Deviation:
     PyTorch accepts several ``...`` in one key (each one skips the unindexed dims again);
@@ -759,8 +788,8 @@ def getitem(layout: Layout, key: Any) -> Layout:
             out = unsqueeze(out, d)
             d += 1
         elif isinstance(k, slice):
-            start, stop, step = (None if v is None else _index("getitem", "slice", v)
-                                 for v in (k.start, k.stop, k.step))
+            start, stop, step = (None if v is None else _index("getitem", f"slice {part}", v, IndexTypeError)
+                                 for part, v in (("start", k.start), ("stop", k.stop), ("step", k.step)))
             if step is not None and step <= 0:
                 raise LayoutError(f"getitem: step must be greater than zero (got slice {k}, layout "
                                   f"{layout}); negative strides are not supported.")
@@ -771,14 +800,20 @@ def getitem(layout: Layout, key: Any) -> Layout:
             d += 1
         elif _traced_int(k):
             out = select(out, d, k)
-        elif isinstance(k, bool) or not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
+        elif _advanced_index(k):
             raise LayoutError(
                 f"getitem: index {k!r} of type {type(k).__name__} is not a view index (ints, slices "
                 f"with step >= 1, None and ... are; layout {layout}); advanced indexing copies: use "
                 "jnp.asarray(x)[index]."
             )
+        elif not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
+            raise IndexTypeError(
+                f"getitem: index {k!r} of type {type(k).__name__} cannot index (got index {key!r}, "
+                f"layout {layout}); valid indices are ints, slices of ints, None and ... (and, copying, "
+                "integer or boolean arrays through jnp.asarray(x)[index])."
+            )
         else:
-            i, n = _index("getitem", "index", k), out.shape[d]
+            i, n = _index("getitem", "index", k, IndexTypeError), out.shape[d]
             if not -n <= i < n:
                 raise OutOfRangeError(f"getitem: index {i} is out of bounds for dimension {d} with size "
                                       f"{n} (got index {key!r}, layout {layout}).")

@@ -31,20 +31,23 @@ def small_layouts(max_rank=4, max_extent=4):
         (((2, -3), (3, 1)), "shape[1]=-3 is negative"),
         (((2, 3), (3, -1)), "strides[1]=-1 is negative"),
         (((2, 3), (3, 1), -1), "offset -1 is negative"),
-        (((2.0, 3), (3, 1)), "shape[0]=2.0 is not an integer"),
-        (((2, 3), (3, 1.5)), "strides[1]=1.5 is not an integer"),
+        (((2.0, 3), (3, 1)), "shape[0]=2.0 is a float, not an integer"),
+        (((2, 3), (3, 1.5)), "strides[1]=1.5 is a float, not an integer"),
         (((True, 3), (3, 1)), "shape[0] is a bool"),
         (((2, 3), (3, 1), 1.0), "offset 1.0 is not an integer"),
         (((2, 3), (3, 1), True), "offset is a bool"),
-        (("ab", (3, 1)), "shape[0]='a' is not an integer"),
+        (("ab", (3, 1)), "shape[0]='a' is a str, not an integer"),
         ((None, ()), "shape must be a sequence of integers"),
     ],
     ids=["rank", "neg-size", "neg-stride", "neg-offset", "float-size", "float-stride", "bool-size",
          "float-offset", "bool-offset", "str-shape", "none-shape"],
 )
 def test_validation_errors(args, match):
-    with pytest.raises(LayoutError, match=re.escape(match)):
+    with pytest.raises(LayoutError, match=re.escape(match)) as info:
         Layout(*args)
+    # a wrong Python type is also a TypeError (as in PyTorch); a wrong value is not
+    wrong_type = any(w in match for w in ("not an integer", "is a bool", "must be a sequence"))
+    assert isinstance(info.value, TypeError) == wrong_type
 
 
 def test_normalises_numpy_ints_and_lists():

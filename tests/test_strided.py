@@ -96,7 +96,7 @@ def test_construction_errors():
         fs.as_strided(jnp.arange(9), (2, 2), (2, 3), -1)
     with pytest.raises(fs.LayoutError, match="mismatch in length of strides and shape"):
         fs.as_strided(jnp.arange(9), (2, 2), (2,))
-    with pytest.raises(StorageError, match="must be a functional_strides.Layout"):
+    with pytest.raises(fs.LayoutTypeError, match="must be a functional_strides.Layout"):
         StridedArray(jnp.arange(9), ((3,), (1,), 0))
     # Empty views need no storage at all, as in PyTorch.
     assert StridedArray(jnp.zeros(0), Layout((0, 4), (100, 1), 50)).numel() == 0
@@ -252,9 +252,8 @@ def test_dynamic_offsets_are_checked_and_widened():
     with pytest.raises(fs.LayoutError, match="is not an integer"):
         Layout((3,), (1,), None)
     assert Layout((3,), (1,), jnp.int8(5)).offset.dtype == jnp.int32
-    out = jax.jit(
-        lambda k: jnp.asarray(StridedArray(jnp.arange(300.0), Layout((3,), (1,), k)).narrow(0, 2, 1)))(
-        jnp.int8(127))
+    out = jax.jit(lambda k: jnp.asarray(
+        StridedArray(jnp.arange(300.0), Layout((3,), (1,), k)).narrow(0, 2, 1)))(jnp.int8(127))
     assert out.tolist() == [129.0]
 
 

@@ -131,15 +131,15 @@ _ERRORS = [
     ("unflatten-product", lambda: views.unflatten_shape(L23, 1, (2, 2)), LayoutError,
      "unflatten: provided sizes [2, 2] don't multiply up to the size of dim 1 (3) in the input "
      "(layout (2,3):(3,1)+1)."),
-    ("unflatten-float", lambda: views.unflatten_shape(L23, 1, (1.5, 2)), LayoutError,
-     "unflatten: sizes[0] must be an int (got sizes[0]=1.5)."),
-    ("unflatten-not-a-sequence", lambda: views.unflatten_shape(L23, 1, 3), LayoutError,
-     "unflatten: sizes must be a sequence of ints (got sizes=3, layout (2,3):(3,1)+1)."),
+    ("unflatten-float", lambda: views.unflatten_shape(L23, 1, (1.5, 2)), fs.LayoutTypeError,
+     "unflatten: sizes[0] must be an int, not float (got sizes[0]=1.5); pass an int"),
+    ("unflatten-not-a-sequence", lambda: views.unflatten_shape(L23, 1, 3), fs.LayoutTypeError,
+     "unflatten: sizes must be a sequence of ints, not int (got sizes=3, layout (2,3):(3,1)+1)"),
     ("unflatten-two-inferred", lambda: views.unflatten_shape(L23, 1, (-1, -1)), LayoutError,
      "unflatten: only one dimension can be inferred (got shape [-1, -1] with -1 at dims 0 and 1) "
      "(layout (2,3):(3,1)+1)."),
-    ("getitem-float", lambda: views.getitem(L23, (0, 1.0)), LayoutError,
-     "getitem: index 1.0 of type float is not a view index"),
+    ("getitem-float", lambda: views.getitem(L23, (0, 1.0)), fs.IndexTypeError,
+     "getitem: index 1.0 of type float cannot index (got index (0, 1.0), layout (2,3):(3,1)+1)"),
     ("unflatten-rank0", lambda: views.unflatten_shape(SCALAR, 0, (1,)), OutOfRangeError,
      "unflatten: dimension specified as 0 but layout ():()+0 has no dimensions"),
     ("getitem-ellipses", lambda: views.getitem(L23, (..., ...)), LayoutError,
@@ -166,8 +166,8 @@ _ERRORS = [
      "as_strided: invalid storage offset -1 (got size=[2], stride=[1])"),
     ("as_strided-bounds", lambda: fs.as_strided(np.arange(6.0), (2, 3), (3, 1), 1), StorageError,
      "as_strided: size [2, 3], stride [3, 1] and storage offset 1 require a storage of 7 elements"),
-    ("dim-bool", lambda: views.select(L23, True, 0), LayoutError,
-     "select: dim must be an int, not a bool (got dim=True)."),
+    ("dim-bool", lambda: views.select(L23, True, 0), fs.LayoutTypeError,
+     "select: dim must be an int, not a bool (got dim=True); pass an int."),
 ]
 
 
