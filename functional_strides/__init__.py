@@ -7,6 +7,7 @@ the layout, ``contiguous()`` materialises it with in-graph index arithmetic.
 from __future__ import annotations
 
 from . import _pytree as _pytree  # registers Layout as a pytree
+from . import cute as cute
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
@@ -57,9 +58,10 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "METHODS", "plan", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
-    "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
-    "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
-    "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",
-    "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views",
+    "Layout", "LayoutError", "METHODS", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
+    "T", "ViewError", "as_strided", "as_strided_scatter", "broadcast_to", "chunk", "contiguous",
+    "contiguous_strides", "cute", "diagonal", "diagonal_scatter", "expand", "expand_as", "flatten",
+    "from_array", "mT", "materialize", "movedim", "narrow", "oracle", "overlap", "overlaps", "permute",
+    "plan", "reshape", "scatter", "select", "select_scatter", "shares_storage", "slice_scatter", "split",
+    "squeeze", "t", "transpose", "unbind", "unflatten", "unfold", "unsqueeze", "view", "views"
 ])
