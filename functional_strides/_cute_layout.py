@@ -337,9 +337,9 @@ def composition(layoutA: Any, layoutB: Any) -> Any:  # noqa: N803 - pycute's nam
       >>> composition(Layout((4, 6, 8, 10), (2, 3, 5, 7)), Layout(6, 12))
       Layout((2, 3),(9, 5))
 
-    Semantics: ``pycute.composition`` / CuTe ``composition``; pycute returns wrong layouts
-    where these checks raise (e.g. ``composition(Layout((6, 2), (1, 10)), Layout(2, 4))``
-    must be ``2:4``; pycute gives ``2:10``)."""
+    Semantics: ``pycute.composition`` / CuTe ``composition``. pycute does not check shape
+    divisibility and returns wrong layouts: ``composition(Layout((4, 3), (1, 10)), Layout(6, 1))``
+    gives ``4:1`` (4 elements for a 6-element B); here it raises."""
     if layoutB is None:
         return layoutA
     if isinstance(layoutA, Swizzle):
@@ -374,16 +374,17 @@ def _compose_mode(a: Layout, n: int, d: int) -> Layout:
     out_d: list[int] = []
     rest_n, rest_d = n, d
     for s, t in zip(shapes[:-1], strides[:-1], strict=True):
-        if rest_n == 1:
+        if rest_n == 1:                       # one element left: only its stride is carried
             rest_d = -(-rest_d // s)
-        elif (rest_n - 1) * rest_d < s:       # every remaining element lies inside this mode
-            out_n.append(rest_n)
-            out_d.append(rest_d * t)
-            rest_n, rest_d = 1, 1
         elif rest_d % s == 0:                 # the mode is stepped over entirely
             rest_d //= s
-        elif s % rest_d == 0:
+        elif s % rest_d == 0:                 # the mode holds k elements of B
             k = s // rest_d
+            if rest_n <= k:
+                out_n.append(rest_n)
+                out_d.append(rest_d * t)
+                rest_n, rest_d = 1, 1
+                continue
             if rest_n % k:
                 raise LayoutError(
                     f"composition: shape divisibility fails: {rest_n} elements of layoutB mode {n}:{d} "
@@ -410,12 +411,15 @@ def complement(layout: Any, max_idx: int = 1) -> Layout:
     Postconditions: ``C`` is strictly increasing; ``layout(a) != C(b)`` unless both are 0;
     when ``layout`` is injective with strides that divide one another (sorted), the layout
     ``(layout, C)`` is a bijection onto ``[0, size(layout) * size(C))`` and
-    ``size(layout) * size(C) >= max_idx``. Stride-0 and extent-1 modes are ignored.
+    ``size(layout) * size(C) >= max_idx``. Stride-0 and extent-1 modes are ignored. When a
+    sorted stride is not a multiple of the span below it (``(4, 6):(1, 6)``), ``C`` is still
+    ordered and disjoint but leaves some gaps unfilled, as pycute's.
 
     Args:
       layout: a Layout (or an int ``n``, meaning ``n:1``); max_idx: the bound to cover.
     Raises:
-      LayoutError: a negative stride; two modes overlap (``layout`` not injective).
+      LayoutError: a negative stride; a mode starts inside the span of the modes with smaller
+        strides (``layout`` overlaps itself, or interleaves as ``(3, 2):(2, 3)`` does).
     Example:
       >>> complement(Layout(4, 2), 24)
       Layout((2, 3),(1, 8))
@@ -439,8 +443,10 @@ def complement(layout: Any, max_idx: int = 1) -> Layout:
                               "defined for non-negative strides.")
         if d < current:
             raise LayoutError(
-                f"complement: layout {layout} is not injective (mode {n}:{d} overlaps the modes below "
-                f"stride {current}); the complement of an overlapping layout is not defined.")
+                f"complement: mode {n}:{d} of layout {layout} starts inside the span [0, {current}) of the "
+                "modes with smaller strides: the layout overlaps itself or interleaves its modes, and no "
+                "layout fills its gaps. Complement a layout whose sorted strides each reach past the "
+                "modes below them.")
         out_n.append(d // current)
         out_d.append(current)
         current = n * d
@@ -481,7 +487,8 @@ def left_inverse(layout: Any) -> Any:
 
     Raises:
       LayoutError: ``layout`` is not injective (a stride-0 mode of extent > 1, or overlapping
-        modes), or has a negative stride; no left inverse exists.
+        modes), has a negative stride, or its sorted strides do not divide one another (then
+        the complement does not fill its gaps and pycute returns a wrong inverse).
     Example:
       >>> left_inverse(Layout((2, 4), (4, 1)))
       Layout((4, 2),(2, 1))
@@ -491,10 +498,19 @@ def left_inverse(layout: Any) -> Any:
     if layout is None:
         return None
     layout = _as_layout(layout, "left_inverse", "layout")
-    for n, d in zip(flatten(layout.shape), flatten(layout.stride), strict=True):
-        if d == 0 and n > 1:
+    current = 1
+    for d, n in sorted((d, n) for n, d in zip(flatten(layout.shape), flatten(layout.stride), strict=True)):
+        if n == 1:
+            continue
+        if d == 0:
             raise LayoutError(f"left_inverse: layout {layout} is not injective (mode {n}:0 broadcasts); "
                               "no left inverse exists.")
+        if d < 0 or d % current:
+            raise LayoutError(
+                f"left_inverse: mode {n}:{d} of layout {layout} is not a multiple of the span {current} of "
+                "the modes with smaller strides; the left inverse is built for layouts whose sorted strides "
+                "divide one another (and non-negative).")
+        current = n * d
     return right_inverse(make_layout(layout, complement(layout)))
 
 
