@@ -58,12 +58,12 @@ class Integer(abc.ABC):  # noqa: B024 - a virtual base class with no abstract me
 
 def is_int(x: Any) -> bool:
     """True for an integer (not a bool). Semantics: ``pycute.is_int``, CuTe ``is_integral``."""
-    return isinstance(x, Integer)
+    return type(x) is int or isinstance(x, Integer)
 
 
 def is_tuple(x: Any) -> bool:
     """True for a ``tuple`` (a hierarchical int tuple). Semantics: ``pycute.is_tuple``."""
-    return isinstance(x, tuple)
+    return type(x) is tuple or isinstance(x, tuple)
 
 
 def _fail(op: str, msg: str) -> LayoutError:
@@ -75,6 +75,8 @@ def normalize(name: str, t: Any, *, op: str, allow_none: bool = False, minimum: 
     if type(t) is int:
         if minimum is not None and t < minimum:
             raise _fail(op, f"{name} entry {t} is below {minimum} (got {name}={t!r}).")
+        return t
+    if type(t) is tuple and all(type(v) is int and (minimum is None or v >= minimum) for v in t):
         return t
     if isinstance(t, (tuple, list)):
         return tuple(normalize(name, v, op=op, allow_none=allow_none, minimum=minimum) for v in t)
@@ -102,6 +104,18 @@ def flatten(t: Any) -> tuple[Any, ...]:
       (2, 3, 4, 5)
 
     Semantics: ``pycute.flatten``, CuTe ``flatten``."""
+    if type(t) is tuple:
+        if all(type(x) is int for x in t):
+            return t
+        out: list[Any] = []
+        for x in t:
+            if type(x) is int:
+                out.append(x)
+            else:
+                out.extend(flatten(x))
+        return tuple(out)
+    if type(t) is int:
+        return (t,)
     if is_tuple(t):
         return tuple(leaf for x in t for leaf in flatten(x))
     if hasattr(t, "shape") and hasattr(t, "stride") and hasattr(t, "cosize"):

@@ -115,7 +115,7 @@ class Layout(LayoutBase):
                     "alike, one stride per extent); omit stride for the compact column-major strides.")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
-        object.__setattr__(self, "_hash", hash((shape, stride)))
+        object.__setattr__(self, "_hash", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Layout is immutable; cannot set {name!r}. Build a new Layout.")
@@ -124,6 +124,8 @@ class Layout(LayoutBase):
         return type(other) is Layout and self.shape == other.shape and self.stride == other.stride
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash((self.shape, self.stride)))
         return self._hash
 
     def __len__(self) -> int:
@@ -132,12 +134,12 @@ class Layout(LayoutBase):
     def __call__(self, *args: Any) -> Any:
         crd = args[0] if len(args) == 1 else args
         if has_none(crd):
-            return Layout(slice_(crd, self.shape), slice_(crd, self.stride))
+            return _trusted(slice_(crd, self.shape), slice_(crd, self.stride))
         return crd2idx(crd, self.shape, self.stride)
 
     def __getitem__(self, i: int) -> Layout:
         if is_tuple(self.shape):
-            return Layout(self.shape[i], self.stride[i])
+            return _trusted(self.shape[i], self.stride[i])
         if i not in (0, -1):
             raise LayoutError(f"Layout: mode {i} of rank-1 layout {self} does not exist (use 0).")
         return self
@@ -166,6 +168,18 @@ class Layout(LayoutBase):
         return (Layout, (self.shape, self.stride))
 
 
+def _trusted(shape: Any, stride: Any) -> Layout:
+    """A Layout from int tuples already known to be valid and congruent (no checks)."""
+    out = object.__new__(Layout)
+    _set(out, "shape", shape)
+    _set(out, "stride", stride)
+    _set(out, "_hash", None)
+    return out
+
+
+_set = object.__setattr__
+
+
 def _as_layout(x: Any, op: str, name: str) -> Layout:
     if isinstance(x, Layout):
         return x
@@ -188,7 +202,7 @@ def make_layout(*layouts: Any) -> Layout:
     if len(layouts) == 1 and not is_layout(layouts[0]) and not is_int(layouts[0]):
         layouts = tuple(layouts[0])
     modes = [_as_layout(x, "make_layout", "each argument") for x in layouts]
-    return Layout(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
+    return _trusted(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
 
 
 def size(x: Any) -> int:
@@ -278,10 +292,10 @@ def coalesce(layout: Layout, profile: Any = None) -> Layout:
                            *(layout[i] for i in range(len(profile), len(layout))))
     modes = coalesce_modes(flatten(layout.shape), flatten(layout.stride))
     if not modes:
-        return Layout(1, 0)
+        return _trusted(1, 0)
     if len(modes) == 1:
-        return Layout(modes[0][0], modes[0][1])
-    return Layout(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
+        return _trusted(modes[0][0], modes[0][1])
+    return _trusted(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
 
 
 def _check_rank(op: str, layout: Layout, tiler: tuple[Any, ...], name: str) -> None:
@@ -307,8 +321,8 @@ def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - pycut
     kept = [(n, d) for n, d in zip(flatten(layout.shape), flatten(layout.stride), strict=True)
             if n != 1 and d != 0]
     if not kept:
-        return Layout(1, 0)
-    return coalesce(Layout(tuple(n for n, _ in kept), tuple(d for _, d in kept)))
+        return _trusted(1, 0)
+    return coalesce(_trusted(tuple(n for n, _ in kept), tuple(d for _, d in kept)))
 
 
 def _tiled(op: str, fn: Any, layout: Any, tiler: tuple[Any, ...]) -> Layout:
@@ -362,10 +376,10 @@ def composition(layoutA: Any, layoutB: Any) -> Any:  # noqa: N803 - pycute's nam
 def _compose_mode(a: Layout, n: int, d: int) -> Layout:
     """``A o (n:d)`` for one flat mode of B."""
     if d == 0:
-        return Layout(n, 0)
+        return _trusted(n, 0)
     if d < 0:
         if n <= 1:
-            return Layout(n, 0)
+            return _trusted(n, 0)
         raise LayoutError(f"composition: layoutB mode {n}:{d} has a negative stride; its images would "
                           f"index layoutA {a} at negative positions. Compose with non-negative strides.")
     flat = coalesce(a)
@@ -401,8 +415,8 @@ def _compose_mode(a: Layout, n: int, d: int) -> Layout:
         out_n.append(rest_n)
         out_d.append(rest_d * strides[-1])
     if len(out_n) == 1:
-        return Layout(out_n[0], out_d[0])
-    return Layout(tuple(out_n), tuple(out_d))
+        return _trusted(out_n[0], out_d[0])
+    return _trusted(tuple(out_n), tuple(out_d))
 
 
 def complement(layout: Any, max_idx: int = 1) -> Layout:
@@ -452,7 +466,7 @@ def complement(layout: Any, max_idx: int = 1) -> Layout:
         current = n * d
     out_n.append(-(-max_idx // current))
     out_d.append(current)
-    return coalesce(Layout(tuple(out_n), tuple(out_d)))
+    return coalesce(_trusted(tuple(out_n), tuple(out_d)))
 
 
 def right_inverse(layout: Any) -> Any:
@@ -479,7 +493,7 @@ def right_inverse(layout: Any) -> Any:
         out_n.append(n)
         out_d.append(r)
         current = n * d
-    return coalesce(Layout(tuple(out_n), tuple(out_d)))
+    return coalesce(_trusted(tuple(out_n), tuple(out_d)))
 
 
 def left_inverse(layout: Any) -> Any:
@@ -565,7 +579,7 @@ def hier_unzip(splitter: Any, layoutA: Any, layoutB: Any) -> Layout:  # noqa: N8
 
     Semantics: ``pycute.hier_unzip``."""
     if layoutB is None:
-        return make_layout(Layout(1, 0), layoutA)
+        return make_layout(_trusted(1, 0), layoutA)
     if is_tuple(layoutB):
         layoutA = _as_layout(layoutA, "hier_unzip", "layoutA")
         _check_rank("hier_unzip", layoutA, layoutB, "tiler")
@@ -628,7 +642,7 @@ def tiled_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
 
 def _append(layout: Layout, r: int) -> Layout:
     modes = list(layout) if is_tuple(layout.shape) else [layout]
-    return make_layout(*modes, *([Layout(1, 0)] * (r - len(modes))))
+    return make_layout(*modes, *([_trusted(1, 0)] * (r - len(modes))))
 
 
 def _interleaved_product(block: Any, tiler: Any, op: str, block_first: bool) -> Layout:
@@ -674,7 +688,7 @@ def slice_and_offset(crd: Any, layout: Layout) -> tuple[Layout, int]:
 
     Semantics: ``pycute.slice_and_offset``, CuTe ``slice_and_offset``."""
     layout = _as_layout(layout, "slice_and_offset", "layout")
-    return (Layout(slice_(crd, layout.shape), slice_(crd, layout.stride)),
+    return (_trusted(slice_(crd, layout.shape), slice_(crd, layout.stride)),
             crd2idx(crd, layout.shape, layout.stride))
 
 
