@@ -74,6 +74,7 @@ __all__ = sorted([
     *_int_tuple.__all__,
     *_algebra.__all__,
     "from_layout",
+    "layout_table",
     "tile",
     "to_layout",
 ])
@@ -133,6 +134,44 @@ def from_layout(flat: FlatLayout) -> Layout:
         raise LayoutError("from_layout: flat must be a functional_strides.Layout "
                           f"(got {type(flat).__name__}).")
     return Layout(tuple(flat.shape), tuple(flat.strides))
+
+
+def layout_table(layout: Any) -> str:
+    """A text table of a rank-1 or rank-2 layout: row ``i``, column ``j`` holds ``layout(i, j)``.
+
+    Rows index mode 0 and columns mode 1 (each by its 1-D colexicographic index), as CuTe's
+    ``print_layout``; a rank-1 layout is one column.
+
+    Args:
+      layout: a Layout or ComposedLayout of rank 1 or 2.
+    Returns:
+      The table as a string (one line per row, a header of column indices).
+    Raises:
+      LayoutError: rank above 2.
+    Example:
+      >>> print(layout_table(Layout((2, 3), (3, 1))))
+      (2, 3):(3, 1)
+           0 1 2
+         +------
+       0 | 0 1 2
+       1 | 3 4 5
+
+    Semantics: CuTe ``print_layout``."""
+    if not is_layout(layout):
+        raise LayoutError(f"layout_table: layout must be a cute.Layout (got {type(layout).__name__}).")
+    if len(layout) > 2:
+        raise LayoutError(f"layout_table: layout {layout} has rank {len(layout)}; tables show rank 1 or 2 "
+                          "(slice it, or group modes with make_layout first).")
+    rows = size(layout[0]) if len(layout) == 2 or is_tuple(getattr(layout, "shape", None)) else size(layout)
+    cols = size(layout[1]) if len(layout) == 2 else 1
+    cell = [[layout((i, j)) if len(layout) == 2 else layout(i) for j in range(cols)] for i in range(rows)]
+    width = max(len(str(v)) for row in cell for v in row) + 1
+    lw = len(str(rows - 1)) + 1
+    lines = [str(layout),
+             " " * (lw + 2) + "".join(f"{j:>{width}}" for j in range(cols)),
+             " " * lw + " +" + "-" * (width * cols)]
+    lines += [f"{i:>{lw}} |" + "".join(f"{v:>{width}}" for v in row) for i, row in enumerate(cell)]
+    return "\n".join(lines)
 
 
 def _divided(x: Any, tiler: Any, op: str) -> tuple[StridedArray, Layout]:
