@@ -133,3 +133,51 @@ def test_tiles_write_through():
     y = cute.tile(x, (2, 2))
     z = y.at[1, 1].set(jnp.ones((2, 2)))
     np.testing.assert_array_equal(np.asarray(z.storage).reshape(4, 4)[2:, 2:], np.ones((2, 2)))
+
+
+# -- the flat code's dim merging is CuTe's coalesce ------------------------------------------------
+@st.composite
+def _view_cases(draw):
+    shape = tuple(draw(st.lists(st.sampled_from([1, 1, 2, 3, 4]), min_size=1, max_size=4)))
+    strides = tuple(draw(st.lists(st.integers(0, 12), min_size=len(shape), max_size=len(shape))))
+    if draw(st.booleans()):   # often a dense block, permuted or sliced
+        strides = fs.contiguous_strides(shape)
+        if draw(st.booleans()) and len(shape) > 1:
+            strides = tuple(s * draw(st.sampled_from([1, 2])) for s in strides)
+    numel = int(np.prod(shape))
+    factors = [f for p in (2, 3) for f in [p] * _multiplicity(numel, p)]
+    cut = sorted(draw(st.lists(st.integers(0, len(factors)), max_size=3)))
+    parts = [int(np.prod(factors[a:b])) for a, b in zip([0, *cut], [*cut, len(factors)], strict=True)]
+    ones = draw(st.lists(st.integers(0, len(parts)), max_size=2))
+    for i in ones:
+        parts.insert(i, 1)
+    return shape, strides, tuple(parts)
+
+
+def _multiplicity(n, p):
+    k = 0
+    while n % p == 0 and n > 1:
+        n //= p
+        k += 1
+    return k
+
+
+@given(_view_cases())
+def test_view_strides_equal_torch(case):
+    torch = pytest.importorskip("torch")
+    shape, strides, new_shape = case
+    span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + 1
+    t = torch.as_strided(torch.zeros(span), shape, strides)
+    try:
+        want = tuple(t.view(new_shape).stride())
+    except RuntimeError:
+        want = None
+    assert fs.views.view_strides(shape, strides, new_shape) == want
+
+
+def test_canonical_form_uses_coalesce():
+    from functional_strides.canonical import canonicalize
+    flat = fs.Layout((2, 1, 3, 4), (12, 5, 4, 1))
+    c = canonicalize(flat)
+    merged = cute.coalesce(cute.Layout(flat.shape[::-1], flat.strides[::-1]))
+    assert c.dims == ((24, 1),) and merged == Layout(24, 1)
