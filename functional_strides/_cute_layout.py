@@ -2,8 +2,9 @@
 
 A CuTe layout is a pair of congruent int tuples ``shape:stride``; it maps a coordinate
 (or its colexicographic index) to ``sum(crd_i * stride_i)``. This module holds the
-immutable, hashable :class:`Layout` and the algebra on it (``coalesce``, ``composition``,
-``complement``, inverses, divides, products, ``Swizzle``/``ComposedLayout``), with the names
+immutable, hashable :class:`Layout` and the core of the algebra on it (``coalesce``,
+``composition``, ``complement``, inverses); divides and products are in ``_cute_divide``,
+``Swizzle``/``ComposedLayout`` in ``_cute_swizzle``. The names
 and conventions of CUTLASS's ``pycute``. Each operation is exact: where the result is not
 expressible as a layout it raises :class:`~functional_strides.LayoutError` rather than
 return a wrong layout. Units: shapes count elements, strides and indices are in elements.
@@ -32,11 +33,8 @@ from ._cute_int_tuple import (
 from .errors import LayoutError
 
 __all__ = [
-    "ComposedLayout",
     "Layout",
     "LayoutBase",
-    "Swizzle",
-    "blocked_product",
     "coalesce",
     "coalesce_modes",
     "complement",
@@ -44,22 +42,13 @@ __all__ = [
     "cosize",
     "depth",
     "filter",
-    "flat_divide",
-    "hier_unzip",
     "is_layout",
     "left_inverse",
-    "logical_divide",
-    "logical_product",
     "make_layout",
-    "raked_product",
     "rank",
     "right_inverse",
     "size",
     "slice_and_offset",
-    "tiled_divide",
-    "tiled_product",
-    "zipped_divide",
-    "zipped_product",
 ]
 
 
@@ -232,7 +221,7 @@ def depth(x: Any) -> int:
 
     Semantics: CuTe ``depth``."""
     if is_layout(x):
-        x = x.layoutA.shape if isinstance(x, ComposedLayout) else x.shape
+        x = x.layoutA.shape if hasattr(x, "layoutA") else x.shape
     if is_tuple(x):
         return 1 + max((depth(v) for v in x), default=0)
     return 0
@@ -356,10 +345,8 @@ def composition(layoutA: Any, layoutB: Any) -> Any:  # noqa: N803 - pycute's nam
     gives ``4:1`` (4 elements for a 6-element B); here it raises."""
     if layoutB is None:
         return layoutA
-    if isinstance(layoutA, Swizzle):
-        return ComposedLayout(layoutA, 0, _as_layout(layoutB, "composition", "layoutB"))
-    if isinstance(layoutA, ComposedLayout):
-        return ComposedLayout(layoutA.layoutB, layoutA.offset, composition(layoutA.layoutA, layoutB))
+    if hasattr(layoutA, "compose"):   # a Swizzle or ComposedLayout (functional_strides._cute_swizzle)
+        return layoutA.compose(layoutB)
     if is_int(layoutB):
         layoutB = Layout(layoutB)
     if is_tuple(layoutB):
@@ -528,157 +515,6 @@ def left_inverse(layout: Any) -> Any:
     return right_inverse(make_layout(layout, complement(layout)))
 
 
-def logical_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """Split ``A`` into tiles of ``B``: ``A o (B, complement(B, size(A)))``, rank 2 ``(tile, rest)``.
-
-    A tuple ``B`` divides mode by mode (mode ``i`` becomes ``(tile_i, rest_i)``); ``None``
-    keeps a mode; an int ``n`` is the tile ``n:1``.
-
-    Raises:
-      LayoutError: from :func:`complement` or :func:`composition` (the tile does not divide A).
-    Example:
-      >>> logical_divide(Layout(16), Layout(4, 2))
-      Layout((4, (2, 2)),(2, (1, 8)))
-      >>> logical_divide(Layout((6, 8), (8, 1)), (2, 4))
-      Layout(((2, 3), (4, 2)),((8, 16), (1, 4)))
-
-    Semantics: ``pycute.logical_divide``, CuTe ``logical_divide``."""
-    if layoutB is None:
-        return layoutA
-    if is_int(layoutB):
-        layoutB = Layout(layoutB)
-    if is_tuple(layoutB):
-        return _tiled("logical_divide", logical_divide, layoutA, layoutB)
-    layoutA = _as_layout(layoutA, "logical_divide", "layoutA")
-    return composition(layoutA, make_layout(layoutB, complement(layoutB, size(layoutA))))
-
-
-def logical_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """Repeat ``A`` by ``B``: ``(A, complement(A, size(A) * cosize(B)) o B)``, rank 2 ``(block, tiler)``.
-
-    A tuple ``B`` multiplies mode by mode; an int ``n`` is ``n:1``.
-
-    Example:
-      >>> logical_product(Layout((2, 2), (1, 2)), Layout(3))
-      Layout(((2, 2), 3),((1, 2), 4))
-
-    Semantics: ``pycute.logical_product``, CuTe ``logical_product``. Released pycute treats an
-    int ``B`` as ``logical_divide`` (a bug); here it is the product."""
-    if layoutB is None:
-        return layoutA
-    if is_int(layoutB):
-        layoutB = Layout(layoutB)
-    if is_tuple(layoutB):
-        return _tiled("logical_product", logical_product, layoutA, layoutB)
-    layoutA = _as_layout(layoutA, "logical_product", "layoutA")
-    return make_layout(layoutA, composition(complement(layoutA, size(layoutA) * cosize(layoutB)), layoutB))
-
-
-def hier_unzip(splitter: Any, layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """Apply a rank-2 ``splitter`` mode by mode and gather ``((first parts...), (second parts..., rest))``.
-
-    Semantics: ``pycute.hier_unzip``."""
-    if layoutB is None:
-        return make_layout(_trusted(1, 0), layoutA)
-    if is_tuple(layoutB):
-        layoutA = _as_layout(layoutA, "hier_unzip", "layoutA")
-        _check_rank("hier_unzip", layoutA, layoutB, "tiler")
-        split = [hier_unzip(splitter, layoutA[i], layoutB[i]) for i in range(len(layoutB))]
-        return make_layout(make_layout(s[0] for s in split),
-                           make_layout(*(s[1] for s in split),
-                                       *(layoutA[i] for i in range(len(layoutB), len(layoutA)))))
-    return splitter(layoutA, layoutB)
-
-
-def zipped_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """:func:`logical_divide` gathered as ``((tiles...), (rests...))``.
-
-    Example:
-      >>> zipped_divide(Layout((6, 8), (8, 1)), (2, 4))
-      Layout(((2, 4), (3, 2)),((8, 1), (16, 4)))
-
-    Semantics: ``pycute.zipped_divide``, CuTe ``zipped_divide``."""
-    return hier_unzip(logical_divide, layoutA, layoutB)
-
-
-def tiled_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """:func:`zipped_divide` with the rest modes unpacked: ``((tiles...), rest_0, rest_1, ...)``.
-
-    Example:
-      >>> tiled_divide(Layout((6, 8), (8, 1)), (2, 4))
-      Layout(((2, 4), 3, 2),((8, 1), 16, 4))
-
-    Semantics: ``pycute.tiled_divide``, CuTe ``tiled_divide``."""
-    result = zipped_divide(layoutA, layoutB)
-    return make_layout(result[0], *result[1])
-
-
-def flat_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """:func:`zipped_divide` with both halves unpacked: ``(tile_0, tile_1, ..., rest_0, rest_1, ...)``.
-
-    Example:
-      >>> flat_divide(Layout((6, 8), (8, 1)), (2, 4))
-      Layout((2, 4, 3, 2),(8, 1, 16, 4))
-
-    Semantics: CuTe ``flat_divide`` (not in pycute)."""
-    result = zipped_divide(layoutA, layoutB)
-    return make_layout(*result[0], *result[1])
-
-
-def zipped_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """:func:`logical_product` gathered as ``((blocks...), (tilers...))``.
-
-    Semantics: ``pycute.zipped_product``, CuTe ``zipped_product``."""
-    return hier_unzip(logical_product, layoutA, layoutB)
-
-
-def tiled_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
-    """:func:`zipped_product` with the tiler modes unpacked: ``((blocks...), tiler_0, tiler_1, ...)``.
-
-    Semantics: ``pycute.tiled_product``, CuTe ``tiled_product``."""
-    result = zipped_product(layoutA, layoutB)
-    return make_layout(result[0], *result[1])
-
-
-def _append(layout: Layout, r: int) -> Layout:
-    modes = list(layout) if is_tuple(layout.shape) else [layout]
-    return make_layout(*modes, *([_trusted(1, 0)] * (r - len(modes))))
-
-
-def _interleaved_product(block: Any, tiler: Any, op: str, block_first: bool) -> Layout:
-    block = _as_layout(block, op, "block")
-    tiler = _as_layout(tiler, op, "tiler")
-    r = max(len(block), len(tiler))
-    result = logical_product(_append(block, r), _append(tiler, r))
-    a, b = result[0], result[1]
-    pairs = [make_layout(a[i], b[i]) if block_first else make_layout(b[i], a[i]) for i in range(r)]
-    return coalesce(make_layout(*pairs), (1,) * r)
-
-
-def blocked_product(block: Any, tiler: Any) -> Layout:
-    """Tile ``block`` over ``tiler`` mode by mode, each result mode ``(block_i, tiler_i)`` coalesced:
-    the blocks are placed whole, side by side.
-
-    Example:
-      >>> blocked_product(Layout((2, 2), (1, 2)), Layout((2, 3)))
-      Layout(((2, 2), (2, 3)),((1, 4), (2, 8)))
-
-    Semantics: CuTe ``blocked_product`` (not in pycute)."""
-    return _interleaved_product(block, tiler, "blocked_product", block_first=True)
-
-
-def raked_product(block: Any, tiler: Any) -> Layout:
-    """Like :func:`blocked_product` with each mode ``(tiler_i, block_i)``: the blocks are interleaved
-    (raked) across the result.
-
-    Example:
-      >>> raked_product(Layout((2, 2), (1, 2)), Layout((2, 3)))
-      Layout(((2, 2), (3, 2)),((4, 1), (8, 2)))
-
-    Semantics: CuTe ``raked_product`` (not in pycute)."""
-    return _interleaved_product(block, tiler, "raked_product", block_first=False)
-
-
 def slice_and_offset(crd: Any, layout: Layout) -> tuple[Layout, int]:
     """``(layout(crd), offset)``: the modes where ``crd`` is ``None``, and the index of the rest.
 
@@ -690,131 +526,3 @@ def slice_and_offset(crd: Any, layout: Layout) -> tuple[Layout, int]:
     layout = _as_layout(layout, "slice_and_offset", "layout")
     return (_trusted(slice_(crd, layout.shape), slice_(crd, layout.stride)),
             crd2idx(crd, layout.shape, layout.stride))
-
-
-def _shiftr(a: int, s: int) -> int:
-    return a >> s if s > 0 else a << -s
-
-
-class Swizzle:
-    """The bit permutation ``i -> i ^ ((i & yyy_mask) >> shift)`` of CuTe's swizzled layouts.
-
-    ``bits`` bits starting at bit ``base + max(0, shift)`` are XORed into the ``bits`` bits
-    starting at ``base - min(0, shift)``. Immutable and hashable.
-
-    Args:
-      bits: number of bits in the mask, >= 0; base: least-significant bits kept, >= 0;
-      shift: distance of the mask, ``abs(shift) >= bits``.
-    Raises:
-      LayoutError: an argument out of these ranges.
-    Example:
-      >>> sw = Swizzle(2, 0, 3)
-      >>> [sw(i) for i in (0, 8, 9, 16, 27)], sw.size()
-      ([0, 9, 8, 18, 24], 32)
-
-    Semantics: ``pycute.Swizzle``, CuTe ``Swizzle<B, M, S>``."""
-
-    __slots__ = ("bits", "base", "shift", "yyy_msk", "zzz_msk")
-
-    def __init__(self, bits: int, base: int, shift: int) -> None:
-        bits, base, shift = (normalize(n, v, op="Swizzle") for n, v in
-                             (("bits", bits), ("base", base), ("shift", shift)))
-        if bits < 0 or base < 0 or abs(shift) < bits or any(is_tuple(v) for v in (bits, base, shift)):
-            raise LayoutError(f"Swizzle: need bits >= 0, base >= 0 and abs(shift) >= bits "
-                              f"(got bits={bits}, base={base}, shift={shift}).")
-        mask = (1 << bits) - 1
-        for name, value in (("bits", bits), ("base", base), ("shift", shift),
-                            ("yyy_msk", mask << (base + max(0, shift))),
-                            ("zzz_msk", mask << (base - min(0, shift)))):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Swizzle is immutable; cannot set {name!r}.")
-
-    def __call__(self, offset: int) -> int:
-        return offset ^ _shiftr(offset & self.yyy_msk, self.shift)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is Swizzle and (self.bits, self.base, self.shift) == (other.bits, other.base,
-                                                                                 other.shift)
-
-    def __hash__(self) -> int:
-        return hash(("Swizzle", self.bits, self.base, self.shift))
-
-    def size(self) -> int:
-        """Size of the domain: ``2 ** (bits + base + abs(shift))``."""
-        return 1 << (self.bits + self.base + abs(self.shift))
-
-    def cosize(self) -> int:
-        """Size of the codomain (a permutation: equal to :meth:`size`)."""
-        return self.size()
-
-    def __str__(self) -> str:
-        return f"SW_{self.bits}_{self.base}_{self.shift}"
-
-    def __repr__(self) -> str:
-        return f"Swizzle({self.bits},{self.base},{self.shift})"
-
-
-class ComposedLayout(LayoutBase):
-    """``layoutB o (offset + layoutA)``: ``R(c) = layoutB(offset + layoutA(c))``, e.g. a swizzled layout.
-
-    Args:
-      layoutB: the outer function (a :class:`Swizzle` or a Layout); offset: int added first;
-      layoutA: the inner Layout (it gives the domain, rank and modes).
-    Example:
-      >>> sl = ComposedLayout(Swizzle(1, 0, 1), 0, Layout((2, 2), (1, 2)))
-      >>> [sl(i) for i in range(4)], sl.size()
-      ([0, 1, 3, 2], 4)
-
-    Semantics: ``pycute.ComposedLayout``, CuTe ``ComposedLayout``."""
-
-    __slots__ = ("layoutB", "offset", "layoutA")
-
-    def __init__(self, layoutB: Any, offset: int, layoutA: Any) -> None:  # noqa: N803
-        if not isinstance(layoutA, Layout):
-            raise LayoutError(f"ComposedLayout: layoutA must be a Layout (got {type(layoutA).__name__}).")
-        if not callable(layoutB):
-            raise LayoutError(f"ComposedLayout: layoutB must be a Swizzle or a Layout "
-                              f"(got {type(layoutB).__name__}).")
-        object.__setattr__(self, "layoutB", layoutB)
-        object.__setattr__(self, "offset", normalize("offset", offset, op="ComposedLayout"))
-        object.__setattr__(self, "layoutA", layoutA)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"ComposedLayout is immutable; cannot set {name!r}.")
-
-    def __eq__(self, other: object) -> bool:
-        return (type(other) is ComposedLayout and self.layoutB == other.layoutB
-                and self.offset == other.offset and self.layoutA == other.layoutA)
-
-    def __hash__(self) -> int:
-        return hash((self.layoutB, self.offset, self.layoutA))
-
-    def __len__(self) -> int:
-        return len(self.layoutA)
-
-    def __call__(self, *args: Any) -> Any:
-        crd = args[0] if len(args) == 1 else args
-        if has_none(crd):
-            sub, off = slice_and_offset(crd, self.layoutA)
-            return ComposedLayout(self.layoutB, self.offset + off, sub)
-        return self.layoutB(self.offset + self.layoutA(crd))
-
-    def __getitem__(self, i: int) -> ComposedLayout:
-        return ComposedLayout(self.layoutB, self.offset, self.layoutA[i])
-
-    def size(self) -> int:
-        """Size of the domain (that of ``layoutA``)."""
-        return size(self.layoutA)
-
-    def cosize(self) -> int:
-        """Size of the codomain (that of ``layoutB``)."""
-        return cosize(self.layoutB)
-
-    def __str__(self) -> str:
-        return f"{self.layoutB} o {self.offset} o {self.layoutA}"
-
-    def __repr__(self) -> str:
-        return f"ComposedLayout({self.layoutB!r},{self.offset!r},{self.layoutA!r})"
-

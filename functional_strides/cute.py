@@ -18,8 +18,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import _cute_divide as _divide
 from . import _cute_int_tuple as _int_tuple
 from . import _cute_layout as _algebra
+from . import _cute_swizzle as _swizzle
+from ._cute_divide import (
+    blocked_product,
+    flat_divide,
+    hier_unzip,
+    logical_product,
+    raked_product,
+    tiled_divide,
+    tiled_product,
+    zipped_divide,
+    zipped_product,
+)
 from ._cute_int_tuple import (
     Integer,
     crd2crd,
@@ -39,33 +52,23 @@ from ._cute_int_tuple import (
     tuple_max,
 )
 from ._cute_layout import (
-    ComposedLayout,
     Layout,
     LayoutBase,
-    Swizzle,
-    blocked_product,
     coalesce,
     complement,
     composition,
     cosize,
     depth,
     filter,
-    flat_divide,
-    hier_unzip,
     is_layout,
     left_inverse,
-    logical_product,
     make_layout,
-    raked_product,
     rank,
     right_inverse,
     size,
     slice_and_offset,
-    tiled_divide,
-    tiled_product,
-    zipped_divide,
-    zipped_product,
 )
+from ._cute_swizzle import ComposedLayout, Swizzle
 from .errors import LayoutError
 from .layout import Layout as FlatLayout
 from .strided import StridedArray
@@ -73,6 +76,8 @@ from .strided import StridedArray
 __all__ = sorted([
     *_int_tuple.__all__,
     *_algebra.__all__,
+    *_divide.__all__,
+    *_swizzle.__all__,
     "from_layout",
     "layout_table",
     "tile",
@@ -188,7 +193,7 @@ def _divided(x: Any, tiler: Any, op: str) -> tuple[StridedArray, Layout]:
         raise LayoutError(f"{op}: tiler must give one tile (an int or a cute.Layout) for each of the first "
                           f"1..{x.ndim} dims (got tiler={tiler!r} for shape {x.shape}).")
     modes = from_layout(x.layout)
-    divided = _algebra.logical_divide(modes, tiler)
+    divided = _divide.logical_divide(modes, tiler)
     for d, t in enumerate(tiler):
         if size(divided[d]) != x.shape[d]:
             raise LayoutError(
@@ -223,7 +228,7 @@ def logical_divide(x: Any, tiler: Any) -> Any:
 
     Semantics: CuTe ``logical_divide(tensor, tiler)``; ``pycute.logical_divide`` for layouts."""
     if not isinstance(x, StridedArray):
-        return _algebra.logical_divide(x, tiler)
+        return _divide.logical_divide(x, tiler)
     x, divided = _divided(x, tiler, "logical_divide")
     return x._view(to_layout(divided, x.layout.offset))
 

@@ -45,7 +45,7 @@ from functional_strides.cute import (
     zipped_product,
 )
 
-PURE_MODULES = ("_cute_int_tuple.py", "_cute_layout.py")
+PURE_MODULES = ("_cute_int_tuple.py", "_cute_layout.py", "_cute_divide.py", "_cute_swizzle.py")
 
 
 @pytest.mark.parametrize("module", PURE_MODULES)
