@@ -428,3 +428,27 @@ def test_public_names_match_pycute():
     }
     assert expected <= set(cute.__all__)
     assert {"flat_divide", "blocked_product", "raked_product", "rank", "depth"} <= set(cute.__all__)
+
+
+def test_layout_table_and_its_errors():
+    table = cute.layout_table(Layout((2, 2), (2, 1)))
+    assert table.splitlines()[-2:] == [" 0 | 0 1", " 1 | 2 3"]
+    assert cute.layout_table(Layout(3, 2)).splitlines()[-1] == " 2 | 4"
+    with pytest.raises(LayoutError, match=re.escape("has rank 3; tables show rank 1 or 2")):
+        cute.layout_table(Layout((2, 2, 2)))
+    with pytest.raises(LayoutError, match=re.escape("must be a cute.Layout (got tuple)")):
+        cute.layout_table((2, 2))
+
+
+def test_composed_layout_slices_keep_the_offset():
+    sl = ComposedLayout(Swizzle(1, 0, 2), 1, Layout((4, 4), (4, 1)))
+    row = sl(2, None)
+    assert isinstance(row, ComposedLayout) and row.offset == 1 + 8
+    assert [row(j) for j in range(4)] == [sl((2, j)) for j in range(4)]
+    assert sl[1].layoutA == Layout(4, 1) and sl.size() == 16 and len(sl) == 2
+
+
+def test_make_layout_refuses_non_layouts():
+    message = "each argument must be a Layout, an int or a tuple (got str"
+    with pytest.raises(LayoutError, match=re.escape(message)):
+        make_layout(Layout(2), "x")
