@@ -22,53 +22,48 @@ from . import _cute_divide as _divide
 from . import _cute_int_tuple as _int_tuple
 from . import _cute_layout as _algebra
 from . import _cute_swizzle as _swizzle
-from ._cute_divide import (
-    blocked_product,
-    flat_divide,
-    hier_unzip,
-    logical_product,
-    raked_product,
-    tiled_divide,
-    tiled_product,
-    zipped_divide,
-    zipped_product,
-)
-from ._cute_int_tuple import (
-    Integer,
-    crd2crd,
-    crd2idx,
-    elem_scale,
-    flatten,
-    has_none,
-    idx2crd,
-    inner_product,
-    is_int,
-    is_tuple,
-    prefix_product,
-    product,
-    shape_div,
-    signum,
-    slice_,
-    tuple_max,
-)
-from ._cute_layout import (
-    Layout,
-    LayoutBase,
-    coalesce,
-    complement,
-    composition,
-    cosize,
-    depth,
-    filter,
-    is_layout,
-    left_inverse,
-    make_layout,
-    rank,
-    right_inverse,
-    size,
-    slice_and_offset,
-)
-from ._cute_swizzle import ComposedLayout, Swizzle
+from ._cute_divide import blocked_product as blocked_product
+from ._cute_divide import flat_divide as flat_divide
+from ._cute_divide import hier_unzip as hier_unzip
+from ._cute_divide import logical_product as logical_product
+from ._cute_divide import raked_product as raked_product
+from ._cute_divide import tiled_divide as tiled_divide
+from ._cute_divide import tiled_product as tiled_product
+from ._cute_divide import zipped_divide as zipped_divide
+from ._cute_divide import zipped_product as zipped_product
+from ._cute_int_tuple import Integer as Integer
+from ._cute_int_tuple import crd2crd as crd2crd
+from ._cute_int_tuple import crd2idx as crd2idx
+from ._cute_int_tuple import elem_scale as elem_scale
+from ._cute_int_tuple import flatten as flatten
+from ._cute_int_tuple import has_none as has_none
+from ._cute_int_tuple import idx2crd as idx2crd
+from ._cute_int_tuple import inner_product as inner_product
+from ._cute_int_tuple import is_int as is_int
+from ._cute_int_tuple import is_tuple as is_tuple
+from ._cute_int_tuple import prefix_product as prefix_product
+from ._cute_int_tuple import product as product
+from ._cute_int_tuple import shape_div as shape_div
+from ._cute_int_tuple import signum as signum
+from ._cute_int_tuple import slice_ as slice_
+from ._cute_int_tuple import tuple_max as tuple_max
+from ._cute_layout import Layout as Layout
+from ._cute_layout import LayoutBase as LayoutBase
+from ._cute_layout import coalesce as coalesce
+from ._cute_layout import complement as complement
+from ._cute_layout import composition as composition
+from ._cute_layout import cosize as cosize
+from ._cute_layout import depth as depth
+from ._cute_layout import filter as filter
+from ._cute_layout import is_layout as is_layout
+from ._cute_layout import left_inverse as left_inverse
+from ._cute_layout import make_layout as make_layout
+from ._cute_layout import rank as rank
+from ._cute_layout import right_inverse as right_inverse
+from ._cute_layout import size as size
+from ._cute_layout import slice_and_offset as slice_and_offset
+from ._cute_swizzle import ComposedLayout as ComposedLayout
+from ._cute_swizzle import Swizzle as Swizzle
 from .errors import LayoutError
 from .layout import Layout as FlatLayout
 from .strided import StridedArray
@@ -84,12 +79,6 @@ __all__ = sorted([
     "to_layout",
 ])
 __all__.remove("coalesce_modes")
-
-_ = (Integer, crd2crd, crd2idx, elem_scale, flatten, has_none, idx2crd, inner_product, is_int, is_tuple,
-     prefix_product, product, shape_div, signum, slice_, tuple_max, ComposedLayout, LayoutBase, Swizzle,
-     blocked_product, coalesce, complement, composition, cosize, depth, filter, flat_divide, hier_unzip,
-     is_layout, left_inverse, logical_product, make_layout, raked_product, rank, right_inverse, size,
-     slice_and_offset, tiled_divide, tiled_product, zipped_divide, zipped_product)
 
 
 def to_layout(layout: Layout, offset: Any = 0) -> FlatLayout:
