@@ -7,6 +7,8 @@ the layout, ``contiguous()`` materialises it with in-graph index arithmetic.
 from __future__ import annotations
 
 from . import _pytree as _pytree  # registers Layout as a pytree
+from . import ascend as ascend
+from . import cute as cute
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
@@ -59,7 +61,7 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "IndexTypeError", "Layout", "LayoutError", "LayoutTypeError", "METHODS", "OutOfRangeError",
+    "IndexTypeError", "ascend", "cute", "Layout", "LayoutError", "LayoutTypeError", "METHODS", "OutOfRangeError",
     "OverlapError", "StorageError", "StridedArray", "T", "ViewError", "as_strided",
     "as_strided_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides", "diagonal",
     "diagonal_scatter", "expand", "expand_as", "flatten", "from_array", "mT", "materialize", "movedim",

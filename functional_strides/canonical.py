@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape
 from .layout import Layout
 
@@ -102,7 +103,8 @@ def canonicalize(layout: Layout) -> Canonical:
       >>> c.dims, c.groups, c.broadcast, c.perm
       (((20, 3), (3, 1)), ((2, 3), (1,)), (0,), (1, 0))
 
-    Semantics: PyTorch's ``TensorIterator`` coalescing of dims and CuTe's ``coalesce``, plus a
+    Semantics: PyTorch's ``TensorIterator`` coalescing of dims, computed by CuTe's ``coalesce``
+    (:func:`functional_strides.cute.coalesce`, on the dims read innermost first), plus a
     sort by stride as in ``torch._prims_common.compute_elementwise_output_logical_to_physical_perm``.
     """
     shape, strides = layout.shape, layout.strides
@@ -110,13 +112,10 @@ def canonicalize(layout: Layout) -> Canonical:
         return Canonical(shape, layout.offset, (), (), (), (), empty=True)
     live = [d for d, n in enumerate(shape) if n > 1]
     broadcast = tuple(d for d in live if strides[d] == 0)
-    merged: list[list[int]] = []
-    for d in (d for d in live if strides[d] != 0):
-        if merged and strides[merged[-1][-1]] == shape[d] * strides[d]:
-            merged[-1].append(d)
-        else:
-            merged.append([d])
-    user = [(math.prod(shape[d] for d in g), strides[g[-1]]) for g in merged]
+    read = [d for d in live if strides[d] != 0][::-1]   # innermost first: CuTe's column-major order
+    modes = coalesce_modes([shape[d] for d in read], [strides[d] for d in read])[::-1]
+    merged = [sorted(read[m] for m in members) for _, _, members in modes]
+    user = [(n, s) for n, s, _ in modes]
     order = sorted(range(len(user)), key=lambda u: -user[u][1])  # stable: ties keep user order
     perm = [0] * len(order)
     for axis, u in enumerate(order):

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape, Strides
 from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
 from .layout import Layout, _int_tuple, _trusted, contiguous_strides, is_static_offset
@@ -161,8 +162,8 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
 def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | None:
     """Strides that let ``new_shape`` alias a ``(shape, strides)`` layout, or ``None``.
 
-    ``shape`` is split into chunks of dims that address storage as one block
-    (``strides[i] == shape[i+1] * strides[i+1]``; size-1 dims never end a chunk); the view
+    ``shape`` is split into chunks of dims that address storage as one block: the modes of
+    CuTe's ``coalesce`` of the dims read innermost first (:func:`_storage_chunks`); the view
     exists iff ``new_shape`` splits into chunks of equal element counts. ``new_shape`` must
     already have ``prod(new_shape) == prod(shape)``.
 
@@ -181,34 +182,36 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
             new_strides[d] = 1 if d == len(new_shape) - 1 else max(new_shape[d + 1], 1) * new_strides[d + 1]
         return tuple(new_strides)
     view_d = len(new_shape) - 1
-    chunk_base = strides[-1]
-    tensor_numel = view_numel = 1
-    for d in range(len(shape) - 1, -1, -1):
-        tensor_numel *= shape[d]
-        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_base):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_base
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if d > 0:
-                chunk_base = strides[d - 1]
-                tensor_numel = view_numel = 1
+    for chunk_numel, chunk_base, _ in _storage_chunks(shape, strides):
+        view_numel = 1
+        while view_d >= 0 and (view_numel < chunk_numel or new_shape[view_d] == 1):
+            new_strides[view_d] = view_numel * chunk_base
+            view_numel *= new_shape[view_d]
+            view_d -= 1
+        if view_numel != chunk_numel:
+            return None
     return tuple(new_strides) if view_d == -1 else None
 
 
+def _storage_chunks(shape: Shape, strides: Strides) -> list[tuple[int, int, tuple[int, ...]]]:
+    """``[(numel, base stride, dims), ...]``, innermost chunk first: the dims that address storage
+    as one block, as ``coalesce`` merges them (size-1 dims never end a chunk).
+
+    ATen's walk starts its innermost chunk at the last dim even when that dim has extent 1
+    (its stride then becomes the chunk's base); that chunk holds one element when the next
+    dim does not continue it, and only gives strides to trailing size-1 dims of a view.
+    """
+    rank = len(shape)
+    modes = coalesce_modes(shape[::-1], strides[::-1])   # CuTe's column-major order: innermost first
+    chunks = [(n, d, tuple(sorted(rank - 1 - m for m in members))) for n, d, members in modes]
+    if rank and shape[-1] == 1 and (not chunks or chunks[0][1] != strides[-1]):
+        chunks.insert(0, (1, strides[-1], (rank - 1,)))
+    return chunks
+
+
 def _chunks(shape: Shape, strides: Strides) -> list[tuple[int, int]]:
-    """Inclusive dim ranges of the storage-contiguous chunks that ``view_strides`` uses."""
-    out, end = [], len(shape) - 1
-    numel, base = 1, strides[-1] if strides else 1
-    for d in range(len(shape) - 1, -1, -1):
-        numel *= shape[d]
-        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != numel * base):
-            out.append((d, end))
-            if d > 0:
-                end, numel, base = d - 1, 1, strides[d - 1]
-    return out[::-1]
+    """Inclusive dim ranges of the storage-contiguous chunks that ``view_strides`` uses, outermost first."""
+    return [(dims[0], dims[-1]) for _, _, dims in reversed(_storage_chunks(shape, strides))]
 
 
 def _explain_view(layout: Layout, new_shape: Shape) -> str:
