@@ -16,6 +16,8 @@ from .errors import OutOfRangeError as OutOfRangeError
 from .errors import OverlapError as OverlapError
 from .errors import StorageError as StorageError
 from .errors import ViewError as ViewError
+from .explain import Explanation as Explanation
+from .explain import explain as explain
 from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
@@ -57,7 +59,7 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "METHODS", "plan", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
+    "METHODS", "plan", "Explanation", "explain", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
     "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
     "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
     "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",

@@ -384,6 +384,12 @@ class Layout:
     def __str__(self) -> str:
         return format_layout(self.shape, self.strides, self.offset)
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the :func:`functional_strides.explain` report as HTML."""
+        from .explain import explain
+
+        return explain(self, show=False)._repr_html_()
+
 
 def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
     """A ``Layout`` from fields already known valid (tuples of non-negative ints of equal

@@ -503,6 +503,12 @@ class StridedArray:
         """Basic indexing as a view. Semantics: ``torch.Tensor.__getitem__`` (view keys)."""
         return self._view(views.getitem(self.layout, key))
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the :func:`functional_strides.explain` report as HTML."""
+        from .explain import explain
+
+        return explain(self, show=False)._repr_html_()
+
 
 def _offset_leaf(x: StridedArray) -> Any:
     """The offset as a pytree leaf: for a batched storage, one offset per item (shape
