@@ -468,23 +468,28 @@ def _plans(subject: _Subject) -> list[str]:
 # -- the storage grid -----------------------------------------------------------------------------
 
 def _grid_width(subject: _Subject, lay: Layout, high: int, room: int) -> tuple[int, bool]:
-    """Storage elements per drawn row: the storage shape's width when given; else the whole
-    storage when it fits in ``room`` cells, else the widest stride of the view (at most
-    ``MAX_PITCH``) below which all its smaller-stride dims fit in one row, so that each row
-    holds whole inner dims. The flag tells whether the width follows the storage or the
-    strides (``False``: only the room left decided it)."""
+    """Storage elements per drawn row, and whether the layout chose it (``False``: only the
+    room left did).
+
+    The storage shape's width when given. Else the stride of a dim that has smaller-stride
+    dims inside it, all of which fit in one row (so each row holds whole inner dims and the
+    outer dim steps down the rows): the smallest such stride that draws at most
+    ``MAX_GRID_ROWS`` rows, within ``MAX_PITCH``. Else the whole storage in one row when it
+    fits, else as many elements as fit."""
     if subject.storage_rows is not None:
         return subject.storage_size // subject.storage_rows, True
-    if high <= room:
-        return max(1, high), True
     live = sorted(((n, s) for n, s in zip(lay.shape, lay.strides, strict=True) if n > 1 and s > 0),
                   key=lambda p: p[1])
-    best = None
-    for k, (_, s) in enumerate(live):
-        inner = sum((m - 1) * t for m, t in live[:k])
-        if 1 < s <= MAX_PITCH and s > inner:
-            best = s
-    return (best, True) if best else (room, False)
+    pitches = [s for k, (_, s) in enumerate(live)
+               if k and 1 < s <= MAX_PITCH and s > sum((m - 1) * t for m, t in live[:k])]
+    for s in pitches:
+        if -(-high // s) <= MAX_GRID_ROWS:
+            return s, True
+    if pitches:
+        return pitches[-1], True
+    if high <= room:
+        return max(1, high), True
+    return room, False
 
 
 def _grid(subject: _Subject, coords: np.ndarray, idx: np.ndarray, label: str, width: int | None,
@@ -697,17 +702,20 @@ class Explanation:
     matplotlib and :meth:`save` writes a PNG or SVG.
 
     Attributes:
-      lines: the report as ``(text, style)`` pieces per line; style is ``None``, ``"title"``,
-        ``"dim"``, ``"view"`` (a slot of the view) or ``"overlap"`` (a slot shared by several
-        elements).
+      parts: the report's sections in order, ``(name, lines)`` with name ``"title"``,
+        ``"grid"`` (the storage), ``"table"`` (coordinate -> storage index), ``"facts"``,
+        ``"plans"`` and, when asked for, ``"view"``; each line is a tuple of ``(text, style)``
+        pieces, style ``None``, ``"title"``, ``"dim"``, ``"view"`` (a slot of the view) or
+        ``"overlap"`` (a slot shared by several elements).
       shape, strides, offset: the layout explained (strides may be negative); elements.
       storage_size: elements of the storage drawn.
       width: storage elements per grid row.
       coords: coordinates of every element in the view's order, shape ``(numel, ndim)``.
       indices: the storage index of every element, shape ``(numel,)``.
+      colex: the coordinates enumerate column-major (a CuTe layout).
     """
 
-    lines: tuple[tuple[tuple[str, str | None], ...], ...]
+    parts: tuple[tuple[str, tuple[tuple[tuple[str, str | None], ...], ...]], ...]
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int
@@ -718,9 +726,32 @@ class Explanation:
     colex: bool = False
 
     @property
+    def lines(self) -> tuple[tuple[tuple[str, str | None], ...], ...]:
+        """Every line of the report, sections separated by an empty line."""
+        out: list[tuple[tuple[str, str | None], ...]] = []
+        for k, (_, body) in enumerate(self.parts):
+            if k:
+                out.append((("", None),))
+            out.extend(body)
+        return tuple(out)
+
+    @property
     def text(self) -> str:
         """The report as plain text."""
         return "\n".join("".join(t for t, _ in line).rstrip() for line in self.lines)
+
+    def section(self, name: str) -> str:
+        """One section of the report as plain text: ``"title"``, ``"grid"``, ``"table"``,
+        ``"facts"``, ``"plans"`` or ``"view"``.
+
+        Raises:
+          LayoutError: the report has no section of that name (``"view"`` needs ``view=``;
+            ``"table"`` is left out with the grid for very large layouts)."""
+        for part, body in self.parts:
+            if part == name:
+                return "\n".join("".join(t for t, _ in line).rstrip() for line in body)
+        raise LayoutError(f"Explanation.section: no section {name!r}; this report has "
+                          f"{[p for p, _ in self.parts]}.")
 
     def __str__(self) -> str:
         return self.text
@@ -734,8 +765,9 @@ class Explanation:
                   "overlap": "color:#c22;font-weight:bold"}
         body = []
         for line in self.lines:
-            parts = []
+            parts, keep = [], len("".join(t for t, _ in line).rstrip())
             for text, style in line:
+                text, keep = text[:keep], keep - len(text[:keep])
                 esc = html.escape(text)
                 parts.append(f'<span style="{colors[style]}">{esc}</span>' if style in colors else esc)
             body.append("".join(parts).rstrip())
@@ -815,11 +847,13 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     Example:
       >>> import functional_strides as fs
       >>> e = fs.explain("(2,3):(1,2)+1", storage=8, show=False)
-      >>> print("\\n".join(e.text.splitlines()[:4]))
-      layout (2,3):(1,2)+1 (layout); storage of 8 elements
-      <BLANKLINE>
-              0     1     2     3     4     5     6     7
-      0 |     . (0,0) (1,0) (0,1) (1,1) (0,2) (1,2)     .
+      >>> print(e.section("grid"))
+              0     1
+      0 |     . (0,0)
+      2 | (1,0) (0,1)
+      4 | (1,1) (0,2)
+      6 | (1,2)     .
+      (i,...): the element at those coordinates; .: a storage slot outside the view; rows of 2 elements
       >>> e.indices.tolist(), "internal overlap: none" in e.text
       ([1, 3, 5, 2, 4, 6], True)
 
@@ -830,20 +864,19 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     if width is not None and operator.index(width) < 1:
         raise LayoutError(f"explain: width must be >= 1 storage element per row (got width={width}).")
     subject = _subject(x, storage)
-    lines: list[_Line] = []
+    parts: dict[str, list[_Line]] = {}
     storage_text = (f"storage of {subject.storage_size} elements" if subject.storage_size is not None
                     else "storage not given (drawn to the required size)")
     if subject.storage_rows:
         storage_text += f" ({subject.storage_rows} x {subject.storage_size // subject.storage_rows})"
-    lines.append([(f"layout {subject.name} ({subject.kind}); {storage_text}", "title")])
+    parts["title"] = [[(f"layout {subject.name} ({subject.kind}); {storage_text}", "title")]]
     if subject.extra:
-        lines.append([(_wrap(subject.extra, "  ")[0], None)])
+        parts["title"].append([(_wrap(subject.extra, "  ")[0], None)])
     numel = subject.numel
     coords = _coords(subject)
     idx = _indices(subject, coords) if numel else np.zeros(0, np.int64)
     w_used = width or 1
     drawable = numel <= MAX_DRAWN_ELEMENTS and (not numel or int(idx.min()) >= 0)
-    lines.append([("", None)])
     if drawable:
         grid: list[_Line] = []
         for lab in (["coords", "order"] if label == "auto" else [label]):
@@ -852,24 +885,22 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
                 break
         if not grid:
             grid = _grid(subject, coords, idx, "order", width, squeeze=True)
-        lines.extend(grid)
+        parts["grid"] = grid
         w_used = _width_of(grid) or w_used
-        lines.append([("", None)])
-        lines.extend([(t, None)] for t in _table(subject, coords, idx))
+        parts["table"] = [[(t, None)] for t in _table(subject, coords, idx)]
     else:
         why = f"more than {MAX_DRAWN_ELEMENTS} elements" if numel > MAX_DRAWN_ELEMENTS else "indices below 0"
-        lines.append([(f"(grid and table left out: {why})", "dim")])
-    lines.append([("", None)])
-    for fact in _facts(subject) + _plans(subject):
-        lines.extend([(t, None)] for t in _wrap(fact, "  "))
+        parts["grid"] = [[(f"(grid and table left out: {why})", "dim")]]
+    parts["facts"] = [[(t, None)] for fact in _facts(subject) for t in _wrap(fact, "  ")]
+    parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "  ")]
     if view is not None:
-        lines.append([("", None)])
-        for t in _view_section(subject, view):
-            lines.extend([(u, None)] for u in _wrap(t, "      " if t.startswith("  ") else "  "))
+        parts["view"] = [[(u, None)] for t in _view_section(subject, view)
+                         for u in _wrap(t, "      " if t.startswith("  ") else "  ")]
     size = subject.storage_size if subject.storage_size is not None else (
         int(idx.max()) + 1 if numel and drawable else 0)
-    result = Explanation(tuple(tuple(line) for line in lines), subject.shape, subject.strides, subject.offset,
-                         size, w_used, coords, idx, subject.colex)
+    result = Explanation(tuple((name, tuple(tuple(line) for line in body)) for name, body in parts.items()),
+                         subject.shape, subject.strides, subject.offset, size, w_used, coords, idx,
+                         subject.colex)
     if show:
         result.print(color=color)
     return result
