@@ -39,11 +39,24 @@ html_theme_options = {"description": "PyTorch-style strided views for JAX", "fix
 OPTIONAL_PAGES = {"cute": "CuTe layouts reference"}
 
 
+#: Modules that may not be in this checkout yet: documented in the API reference (at their
+#: ``<!-- api:NAME -->`` marker) only when importable.
+OPTIONAL_MODULES = {"cute": ("CuTe layouts", "functional_strides.cute")}
+
+
 def _optional_pages(app, docname, source):  # noqa: ANN001 - Sphinx's event signature
-    """Fill the ``<!-- optional-pages -->`` marker of a toctree and ``<!-- link:NAME -->``
-    markers of the text with the optional pages that exist."""
+    """Fill the ``<!-- optional-pages -->`` marker of a toctree, ``<!-- link:NAME -->``
+    markers of the text and ``<!-- api:NAME -->`` markers of the API reference with the
+    optional pages and modules that exist."""
+    import importlib.util
+
     present = [name for name in OPTIONAL_PAGES if (HERE / f"{name}.md").exists()]
     text = source[0].replace("<!-- optional-pages -->", "\n".join(present))
+    for name, (title, module) in OPTIONAL_MODULES.items():
+        block = ""
+        if importlib.util.find_spec(module) is not None:
+            block = f"## {title}\n\n```{{eval-rst}}\n.. automodule:: {module}\n   :members:\n```\n"
+        text = text.replace(f"<!-- api:{name} -->", block)
     for name, title in OPTIONAL_PAGES.items():
         link = f"[{title}]({name}.md)" if name in present else f"the {title} (not in this build)"
         text = text.replace(f"<!-- link:{name} -->", link)

@@ -151,8 +151,12 @@ def parse_layout(text: str) -> tuple[tuple[int, ...], tuple[int, ...], int]:
 
 def _from_numpy(x: np.ndarray) -> _Subject:
     root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    while True:  # the array that owns the buffer (as_strided wraps its base in a plain object)
+        base = root.base
+        base = getattr(base, "base", None) if base is not None and not isinstance(base, np.ndarray) else base
+        if not isinstance(base, np.ndarray):
+            break
+        root = base
     item = x.itemsize
     bad = [s for s in x.strides if s % item]
     if bad or x.dtype != root.dtype or not root.flags.c_contiguous:
@@ -445,8 +449,9 @@ def _plans(subject: _Subject) -> list[str]:
             what.append(f"negative strides on dims {list(flipped)} (Layout and PyTorch refuse them)")
         if subject.colex:
             what.append("CuTe's column-major order (the modes reversed into row-major)")
-        out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) +
-                   (": read it, then lax.rev those dims" if flipped else ""))
+        rev = (f": fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}) then jnp.flip(..., "
+               f"axis={flipped if len(flipped) > 1 else flipped[0]}) reads the same array") if flipped else ""
+        out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + rev)
     read, why = _read_reason(lay)
     out.append(f"read plan (fs.plan): {read}: {why}")
     n = subject.storage_size if subject.storage_size is not None else lay.required_storage_size
