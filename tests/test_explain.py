@@ -355,3 +355,20 @@ def test_cli_explain(capsys, tmp_path):
     assert "cannot read layout" in capsys.readouterr().err
     assert main(["explain", "8:-1+7", "--label", "order"]) == 0
     assert "0 | 7 6 5 4 3 2 1 0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("layout,storage,expect", [
+    ("(0,3):(3,1)+2", "10", "no elements (shape (0, 3))"),
+    ("(4,4):(2,1)", None, "coordinates (0,2) and (1,0) both address storage index 2"),
+    ("(3,4):(0,1)", "2x2", "coordinates (0,0) and (1,0) both address storage index 0"),
+    ("(4,):(-3,)+9", "12", "negative strides on dims [0]"),
+    ("(2,3):(3,1)+4", "8", "too small by 2"),
+    ("():()+5", None, "() -> 5"),
+], ids=["empty", "overlapping", "expanded", "negative", "too-small", "rank0"])
+def test_cli_every_layout_kind(capsys, layout, storage, expect):
+    argv = ["explain", layout] + (["--storage", storage] if storage else [])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith(f"layout {layout} (layout); storage")
+    assert expect in " ".join(out.split()) or expect in out
+    assert all(len(line) <= COLUMNS for line in out.splitlines())
