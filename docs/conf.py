@@ -32,7 +32,7 @@ html_theme = "alabaster"
 html_title = "functional_strides"
 html_static_path: list[str] = []
 html_theme_options = {"description": "PyTorch-style strided views for JAX", "fixed_sidebar": True,
-                      "page_width": "1100px", "sidebar_width": "220px"}
+                      "page_width": "1280px", "sidebar_width": "240px"}
 
 #: Pages written alongside a module that may not be in this checkout yet: listed in the
 #: navigation (and linked from the guides) only when the file exists.

@@ -59,7 +59,8 @@ from .strided import shares_storage as shares_storage
 __version__ = "0.1.0"
 
 __all__ = sorted([
-    "METHODS", "plan", "Explanation", "explain", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
+    "Explanation", "explain",
+    "METHODS", "plan", "Layout", "LayoutError", "OutOfRangeError", "OverlapError", "StorageError", "StridedArray",
     "T", "ViewError", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides",
     "diagonal", "expand", "expand_as", "flatten", "from_array", "materialize", "movedim", "mT",
     "narrow", "oracle", "overlap", "overlaps", "scatter", "permute", "reshape", "select", "shares_storage", "split", "squeeze",

@@ -68,8 +68,9 @@ class Explanation:
       shape, strides, offset: the layout explained (strides may be negative); elements.
       storage_size: elements of the storage drawn.
       width: storage elements per grid row.
-      coords: coordinates of every element in the view's order, shape ``(numel, ndim)``.
-      indices: the storage index of every element, shape ``(numel,)``.
+      coords: coordinates of every element in the view's order, shape ``(numel, ndim)``
+        (empty for layouts of more than ``MAX_DRAWN_ELEMENTS`` elements, which are not drawn).
+      indices: the storage index of every element, shape ``(numel,)`` (empty likewise).
       colex: the coordinates enumerate column-major (a CuTe layout).
     """
 
@@ -231,10 +232,11 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     if subject.extra:
         parts["title"].append([(_wrap(subject.extra, "  ")[0], None)])
     numel = subject.numel
-    coords = _coords(subject)
-    idx = _indices(subject, coords) if numel else np.zeros(0, np.int64)
+    small = numel <= MAX_DRAWN_ELEMENTS  # per-element arrays only for layouts that are drawn
+    coords = _coords(subject) if small else np.zeros((0, len(subject.shape)), np.int64)
+    idx = _indices(subject, coords) if numel and small else np.zeros(0, np.int64)
     w_used = width or 1
-    drawable = numel <= MAX_DRAWN_ELEMENTS and (not numel or int(idx.min()) >= 0)
+    drawable = small and (not numel or int(idx.min()) >= 0)
     if drawable:
         grid: list[_Line] = []
         for lab in (["coords", "order"] if label == "auto" else [label]):

@@ -206,7 +206,10 @@ def test_large_layouts_stay_within_limits():
     assert "rows not drawn" in e.text
     big = fs.explain(Layout((1 << 12, 1 << 12), (1, 1 << 12)), show=False)
     assert "grid and table left out" in big.text and "read plan (fs.plan): structured" in big.text
+    assert big.indices.size == 0  # no per-element arrays for layouts that are not drawn
     _fits(big)
+    traced = Layout((2,), (1,), jax.ShapeDtypeStruct((), jnp.int32))
+    assert traced._repr_html_() is None  # a plain repr shows instead
 
 
 def test_wide_ranks_fall_back_to_order_numbers():
