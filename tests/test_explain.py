@@ -375,3 +375,24 @@ def test_cli_every_layout_kind(capsys, layout, storage, expect):
     assert out.splitlines()[0].startswith(f"layout {layout} (layout); storage")
     assert expect in " ".join(out.split()) or expect in out
     assert all(len(line) <= COLUMNS for line in out.splitlines())
+
+
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 7)), min_size=1, max_size=3), st.booleans())
+def test_cute_stand_ins_agree_with_their_own_index_map(modes, nest):
+    shape, stride = tuple(n for n, _ in modes), tuple(s for _, s in modes)
+    if nest and len(modes) >= 2:  # fold the first two modes into one nested mode
+        shape, stride = ((shape[0], shape[1]), *shape[2:]), ((stride[0], stride[1]), *stride[2:])
+    layout = _CuteStandIn(shape, stride)
+    e = fs.explain(layout, show=False)
+    _fits(e)
+    assert e.indices.tolist() == [layout(i) for i in range(layout.size())]
+    flat = " ".join(e.text.split())
+    assert f"required storage size: {layout.cosize()}" in flat
+    cells = _grid_cells(e)
+    first = {}
+    for k, i in enumerate(e.indices.tolist()):
+        first.setdefault(i, k)
+    for i, k in first.items():
+        if i in cells:
+            assert cells[i].rstrip("*") in (str(k), "(" + ",".join(map(str, e.coords[k])) + ")")
