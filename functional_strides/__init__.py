@@ -20,6 +20,8 @@ from .errors import OutOfRangeError as OutOfRangeError
 from .errors import OverlapError as OverlapError
 from .errors import StorageError as StorageError
 from .errors import ViewError as ViewError
+from .explain import Explanation as Explanation
+from .explain import explain as explain
 from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
@@ -60,12 +62,57 @@ from .strided import shares_storage as shares_storage
 
 __version__ = "0.1.0"
 
-__all__ = sorted([
-    "IndexTypeError", "ascend", "cute", "Layout", "LayoutError", "LayoutTypeError", "METHODS", "OutOfRangeError",
-    "OverlapError", "StorageError", "StridedArray", "T", "ViewError", "as_strided",
-    "as_strided_scatter", "broadcast_to", "chunk", "contiguous", "contiguous_strides", "diagonal",
-    "diagonal_scatter", "expand", "expand_as", "flatten", "from_array", "mT", "materialize", "movedim",
-    "narrow", "oracle", "overlap", "overlaps", "permute", "plan", "reshape", "scatter", "select",
-    "select_scatter", "shares_storage", "slice_scatter", "split", "squeeze", "t", "transpose", "unbind",
-    "unflatten", "unfold", "unsqueeze", "view", "views",
-])
+__all__ = [
+    "Explanation",
+    "IndexTypeError",
+    "Layout",
+    "LayoutError",
+    "LayoutTypeError",
+    "METHODS",
+    "OutOfRangeError",
+    "OverlapError",
+    "StorageError",
+    "StridedArray",
+    "T",
+    "ViewError",
+    "as_strided",
+    "as_strided_scatter",
+    "ascend",
+    "broadcast_to",
+    "chunk",
+    "contiguous",
+    "contiguous_strides",
+    "cute",
+    "diagonal",
+    "diagonal_scatter",
+    "expand",
+    "expand_as",
+    "explain",
+    "flatten",
+    "from_array",
+    "mT",
+    "materialize",
+    "movedim",
+    "narrow",
+    "oracle",
+    "overlap",
+    "overlaps",
+    "permute",
+    "plan",
+    "reshape",
+    "scatter",
+    "select",
+    "select_scatter",
+    "shares_storage",
+    "slice_scatter",
+    "split",
+    "squeeze",
+    "t",
+    "transpose",
+    "unbind",
+    "unflatten",
+    "unfold",
+    "unsqueeze",
+    "view",
+    "views",
+]

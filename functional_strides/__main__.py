@@ -4,6 +4,11 @@ Commands:
   demo [--out DIR]   strided views on matplotlib's bundled photo and signal (synthetic
                      stand-ins without matplotlib), each result checked against a reference;
                      prints a table, exits 1 if a check fails or --out cannot draw figures.
+  explain LAYOUT [--storage N|RxW] [--view SHAPE] [--width W] [--label coords|order]
+          [--png FILE] [--svg FILE] [--color|--no-color]
+                     draw a layout written as "(4,3):(20,2)+22" over its storage, with its
+                     facts and lowering plans (functional_strides.explain); exits 2 on a bad
+                     layout or option.
 """
 
 from __future__ import annotations
@@ -17,6 +22,34 @@ def _demo(args: argparse.Namespace) -> int:
     from . import demo  # imported on use (it compiles and runs the tasks)
 
     return demo.run(out=args.out)
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    """``"3,-1"``, ``"(3, -1)"`` or ``"3x-1"`` -> ``(3, -1)``."""
+    parts = [p for p in text.strip().strip("()[]").replace("x", ",").split(",") if p.strip()]
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a shape: {text!r} (write e.g. 3,-1)") from None
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .errors import LayoutError
+    from .explain import explain
+
+    color = {"always": True, "never": False}.get(args.color)
+    try:
+        report = explain(args.layout, storage=args.storage, view=args.view, width=args.width,
+                         label=args.label, show=False)
+        report.print(color=color)
+        for path in (args.png, args.svg):
+            if path:
+                report.save(path)
+                print(f"wrote {path}")
+    except LayoutError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +70,26 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also save patches.png, conv2d.png, spectrogram.png and reconstruction.png "
                            "in DIR (created if needed; needs matplotlib and Pillow)")
     demo.set_defaults(func=_demo)
+    ex = commands.add_parser(
+        "explain",
+        help="draw a layout over its storage: coordinates, storage indices, overlap, lowering plans",
+        description="Draw a layout, written as (shape):(strides)+offset in elements, over its "
+                    "storage, with the coordinate -> storage-index table, numel, required storage "
+                    "size, contiguity, overlap and the read/write plans of the lowering.",
+    )
+    ex.add_argument("layout", help='the layout, e.g. "(4,3):(20,2)+22" (negative strides allowed)')
+    ex.add_argument("--storage", metavar="N|RxW", default=None,
+                    help="storage size in elements, or a 2-D shape such as 10x10 to draw it as that grid")
+    ex.add_argument("--view", metavar="SHAPE", type=_shape, default=None,
+                    help="also explain PyTorch's view rule for this shape, e.g. 3,-1")
+    ex.add_argument("--width", type=int, default=None, help="storage elements per drawn row")
+    ex.add_argument("--label", choices=("auto", "coords", "order"), default="auto",
+                    help="mark the view's slots by coordinates or by position in the view's order")
+    ex.add_argument("--png", metavar="FILE", default=None, help="also draw the picture to a PNG file")
+    ex.add_argument("--svg", metavar="FILE", default=None, help="also draw the picture to an SVG file")
+    ex.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour with rich (installed separately): auto = only on a terminal")
+    ex.set_defaults(func=_explain)
     return parser
 
 

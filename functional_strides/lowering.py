@@ -9,7 +9,7 @@ dims merged, dims sorted by stride), then one of these paths reads it:
   row runs past the storage end). Every composition of slicing, permutation and expansion
   of a contiguous array takes this path; no ``gather`` is emitted.
 * ``"slices"`` -- overlapping windows (``unfold``): the windows are cut from rows of the
-  storage by a few shifted ``slice``s stacked together (or one read per window when there
+  storage by a few shifted ``slice`` ops stacked together (or one read per window when there
   are fewer windows than shifts).
 * ``"row_gather"`` -- a ``gather`` whose slices are whole rows of the inner box
   (``slice_sizes=(row,)``), then the structured read inside each row.

@@ -671,6 +671,16 @@ class StridedArray:
         """Basic indexing as a view. Semantics: ``torch.Tensor.__getitem__`` (view keys)."""
         return self._view(views.getitem(self.layout, key))
 
+    def _repr_html_(self) -> str | None:
+        """Notebook display: the :func:`functional_strides.explain` report as HTML (``None``,
+        so that the plain repr shows, when the offset is traced)."""
+        from .explain import explain
+
+        try:
+            return explain(self, show=False)._repr_html_()
+        except LayoutError:
+            return None
+
 
 def _offset_leaf(x: StridedArray) -> Any:
     """The offset as a pytree leaf: for a batched storage, one offset per item (shape
