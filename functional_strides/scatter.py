@@ -523,7 +523,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     n = storage.shape[0]
     if layout.has_static_offset:
         check_bounds(layout, n, op)
-    dtype = index_dtype(layout, n)  # past int32 indices needs x64, on every path
+    dtype = index_dtype(layout, n, op)  # past int32 indices needs x64, on every path
     kw = {"mode": mode, "overlapping": witness is not None, "method": method, "op": op}
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:
         return _lower(storage, layout, values, **kw)
