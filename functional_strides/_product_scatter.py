@@ -79,8 +79,9 @@ def exclusive_products(slots: jax.Array, values: jax.Array) -> jax.Array:
     m = values.shape[0]
     if m == 0:
         return values.reshape(shape)
-    order = lax.broadcasted_iota(slots.dtype, (m,), 0)
-    s, perm, v = lax.sort((slots, order, values), num_keys=1, is_stable=True)
+    # the order inside a slot does not matter (products commute): an unstable sort will do
+    s, perm = lax.sort((slots, lax.broadcasted_iota(slots.dtype, (m,), 0)), num_keys=1, is_stable=False)
+    v = values.at[perm].get(mode="promise_in_bounds", unique_indices=True)
     new = s[1:] != s[:-1]
     starts = jnp.concatenate([jnp.ones((1,), bool), new])
     ends = jnp.concatenate([new, jnp.ones((1,), bool)])
