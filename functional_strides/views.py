@@ -103,9 +103,9 @@ def _offset_dtype(op: str, layout: Layout, reach: int) -> str:
         return "int64"
     start = f"offset {base} + " if is_static_offset(base) else ""
     raise StorageError(
-        f"{op}: a traced index into layout {layout} gives storage offsets up to {start}{reach}, past "
-        f"int32's {_INT32_MAX}, and 64-bit integers are disabled in JAX. Enable 64-bit indices with "
-        "jax.config.update('jax_enable_x64', True)."
+        f"{op}: a traced index or offset into layout {layout} gives storage offsets up to "
+        f"{start}{reach}, past int32's {_INT32_MAX}, and 64-bit integers are disabled in JAX. Enable "
+        "64-bit indices with jax.config.update('jax_enable_x64', True)."
     )
 
 

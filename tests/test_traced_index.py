@@ -122,7 +122,7 @@ def test_large_strides_that_fit_int32(name):
 @pytest.mark.parametrize("layout", [Layout((4, 2), (2**30, 1)), Layout((2, 2), (2**30, 1), 2**30),
                                     Layout((3, 2), (2**31, 1))], ids=str)
 def test_large_strides_without_x64_raise_storage_error(name, layout):
-    with pytest.raises(StorageError, match=rf"{name}: a traced index into layout .* {X64_MESSAGE}"):
+    with pytest.raises(StorageError, match=rf"{name}: a traced index or offset into layout .* {X64_MESSAGE}"):
         jax.jit(lambda i: LARGE[name](layout, i).offset)(jnp.int32(1))
     with pytest.raises(StorageError, match=X64_MESSAGE):
         jax.vmap(lambda i: LARGE[name](layout, i).offset)(jnp.arange(2, dtype=jnp.int32))
@@ -149,6 +149,8 @@ def test_large_strides_with_x64_use_int64(name):
             assert got.dtype == jnp.int64
             assert int(got) == 3 + 2**30 * _clamp(index, 4, 3 if name != "narrow" else 3)
         assert int(f(jnp.int64(2**40))) == 3 + 3 * 2**30  # a wide index clamps in its own width
+        batched = jax.vmap(lambda i: LARGE[name](layout, i).offset)(jnp.asarray([2, -1], jnp.int32))
+        assert batched.dtype == jnp.int64 and batched.tolist() == [3 + 2 * 2**30, 3 + 3 * 2**30]
         # and the read lowers with 64-bit indices over a storage past int32
         big = jax.ShapeDtypeStruct((3 * 2**30 + 5,), jnp.float32)
         text = jax.jit(lambda s, i: jnp.asarray(StridedArray(s, layout).select(0, i))).lower(
