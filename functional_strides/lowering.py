@@ -74,12 +74,16 @@ def is_traced(x: object) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
-def index_dtype(layout: Layout, storage_size: int) -> np.dtype:
+def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
     """int32 when every storage index fits, else int64 (needs ``jax_enable_x64``).
 
+    The indices are ``offset + sum_d i_d * strides[d]``: the storage's own indices and the
+    layout's (a traced offset counts as 0 here, its span still counts) must fit.
+
     Args:
-      layout: the layout to read (a traced offset counts as 0 here).
+      layout: the layout to read.
       storage_size: elements in the storage.
+      op: the name used in the error message.
     Returns:
       ``np.dtype(np.int32)`` or ``np.dtype(np.int64)``.
     Raises:
@@ -88,13 +92,16 @@ def index_dtype(layout: Layout, storage_size: int) -> np.dtype:
       >>> index_dtype(Layout((2, 3), (3, 1)), 6)
       dtype('int32')
     """
-    bound = max(storage_size, layout.required_storage_size if layout.has_static_offset else 0)
+    reach = 0 if layout.is_empty else sum((n - 1) * abs(s) for n, s in zip(layout.shape, layout.strides,
+                                                                             strict=True))
+    start = abs(layout.offset) if layout.has_static_offset else 0
+    bound = max(storage_size, start + reach + 1)
     if bound - 1 <= _INT32_MAX:
         return np.dtype(np.int32)
     if jax.config.jax_enable_x64:
         return np.dtype(np.int64)
     raise StorageError(
-        f"materialize: layout {layout} over a storage of {storage_size} elements needs storage "
+        f"{op}: layout {layout} over a storage of {storage_size} elements needs storage "
         f"indices up to {bound - 1}, past int32's {_INT32_MAX}. Enable 64-bit indices with "
         "jax.config.update('jax_enable_x64', True)."
     )
@@ -109,8 +116,17 @@ def storage_indices(shape, strides, offset, dtype) -> jax.Array:
       offset: an int or an integer scalar (traced or concrete).
       dtype: index dtype (``index_dtype``).
     Returns:
-      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
+      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it. An
+      offset wider than ``dtype`` (a traced int64 offset when the storage needs int32) is
+      added in its own width and indices outside ``dtype``'s range become -1, so that they
+      stay out of range (a gather or scatter with ``FILL_OR_DROP`` fills or drops them)
+      instead of wrapping into it.
     """
+    offset_dtype = getattr(offset, "dtype", None)
+    if offset_dtype is not None and np.dtype(offset_dtype).itemsize > np.dtype(dtype).itemsize:
+        idx = storage_indices(shape, strides, offset, offset_dtype)
+        info = np.iinfo(dtype)
+        return jnp.where((idx < 0) | (idx > int(info.max)), -1, idx).astype(dtype)
     idx = jnp.zeros(shape, dtype)
     static = isinstance(strides, tuple)
     for d in range(len(shape)):

@@ -35,6 +35,11 @@ row-major order of the view, computed deterministically (along a stride-0 dim th
 index; otherwise a max-scatter picks each slot's winning position, then only winners are
 written), never left to scatter order.
 
+Every path differentiates (``jax.grad``, ``jax.jvp``, to any order). ``"mul"`` through an
+overlapping view, where ``lax.scatter_mul`` has no derivative with respect to its updates,
+takes the product rule of :func:`functional_strides._product_scatter.product_scatter`
+(exact with zeros, no division).
+
 Eager use (concrete storage outside ``jit``) with ``method="auto"`` passes strides and
 offset as traced int arrays to a scatter (or, for a contiguous view, a
 ``dynamic_update_slice``) compiled once per (view shape, storage shape, dtype, mode, whether
@@ -53,6 +58,7 @@ import numpy as np
 from jax import lax
 
 from . import overlap as _overlap
+from ._product_scatter import ScatterSpec, product_scatter
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
 from .errors import LayoutError, OverlapError
 from .layout import Layout
@@ -254,8 +260,16 @@ def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, 
         won = jnp.take(winner, idx, mode="fill", fill_value=-1) == pos
         idx = jnp.where(won, idx, jnp.asarray(storage.shape[0], idx.dtype))
         unique = False
+    if mode == "mul" and not unique and _differentiable(storage.dtype):
+        return product_scatter(storage, idx, values, ScatterSpec(None, gmode, sorted_))
     return _SCATTER[mode](storage, idx[..., None], values, _DNUMS, unique_indices=unique, mode=gmode,
                           indices_are_sorted=sorted_ and not last_wins)
+
+
+def _differentiable(dtype: Any) -> bool:
+    """Inexact dtypes: where a multiplying scatter with repeated slots needs the product rule
+    of :func:`product_scatter` (``lax.scatter_mul`` differentiates only unique indices)."""
+    return jnp.issubdtype(dtype, jnp.inexact)
 
 
 # -- the paths ------------------------------------------------------------------------------
@@ -295,6 +309,9 @@ def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.A
     rows = _place_box(_canonical_values(c, values, mode), inner.reach, 0, inner, fill)
     dtype = index_dtype(c.layout(), storage.shape[0])
     starts = storage_indices(outer.shape, outer.strides, c.offset, dtype)
+    if mode == "mul" and _differentiable(storage.dtype):  # rows (padded with 1) may overlap
+        spec = ScatterSpec(inner.reach, lax.GatherScatterMode.PROMISE_IN_BOUNDS, is_monotone(outer))
+        return product_scatter(storage, starts, rows, spec)
     dnums = lax.ScatterDimensionNumbers(update_window_dims=(k,), inserted_window_dims=(),
                                         scatter_dims_to_operand_dims=(0,))
     return _SCATTER[mode](storage, starts[..., None], rows, dnums, indices_are_sorted=is_monotone(outer),
@@ -510,7 +527,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
         layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
     if layout.has_static_offset:
         check_bounds(layout, n, op)
-    dtype = index_dtype(layout, n)  # past int32 indices needs x64, on every path
+    dtype = index_dtype(layout, n, op)  # past int32 indices needs x64, on every path
     kw = {"mode": mode, "overlapping": witness is not None, "method": method, "op": op}
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:
         return _lower(storage, layout, values, **kw)

@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape, Strides
 from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
@@ -74,12 +76,97 @@ def _traced_int(value: Any) -> bool:
     return False
 
 
-def _dynamic_index(value: Any, low: int, high: int) -> Any:
-    """A traced index clamped into ``[low, high]`` (as ``jnp`` indexing clamps), as int32 or
-    wider, so that the view it selects never leaves the original one."""
-    if value.dtype.itemsize < 4 or value.dtype.kind == "u":
-        value = value.astype("int32")
-    return value.clip(low, high)
+_INT32_MAX = 2**31 - 1
+
+
+def _x64_enabled() -> bool:
+    import jax  # only reached with a JAX value in hand, so jax is already loaded
+
+    return bool(jax.config.jax_enable_x64)
+
+
+def _offset_dtype(op: str, layout: Layout, reach: int) -> str:
+    """Integer dtype for ``layout.offset + t`` with ``|t| <= reach`` (a traced part).
+
+    int32 when every value fits; int64 when it may not and ``jax_enable_x64`` is on (always
+    for a traced offset under x64, whose value cannot be bounded at trace time). Without
+    x64 a traced int32 offset stays int32: a storage JAX can index then has at most 2^31
+    elements, and a sum past int32 wraps to a negative offset, which reads and writes as out
+    of range (the documented behaviour of a traced offset past the storage).
+
+    Raises:
+      StorageError: x64 is off and a static part of the sum exceeds int32."""
+    base = layout.offset
+    if is_static_offset(base):
+        need, traced_wide = abs(base) + reach, False
+    else:
+        need, traced_wide = reach, np.dtype(base.dtype).itemsize > 4 or _x64_enabled()
+    if need <= _INT32_MAX and not traced_wide:
+        return "int32"
+    if _x64_enabled():
+        return "int64"
+    start = f"offset {base} + " if is_static_offset(base) else ""
+    raise StorageError(
+        f"{op}: a traced index or offset into layout {layout} gives storage offsets up to "
+        f"{start}{reach}, past int32's {_INT32_MAX}, and 64-bit integers are disabled in JAX. Enable "
+        "64-bit indices with jax.config.update('jax_enable_x64', True)."
+    )
+
+
+def _clamped_index(value: Any, n: int, high: int, dtype: str) -> Any:
+    """A traced index into a dim of extent ``n`` (negative counts from the end) clamped into
+    ``[0, high]`` (as ``jnp`` clamps traced indices), as ``dtype``, which holds ``high``.
+
+    Computed in the index's own width (int32 at least, ``dtype`` if wider) whatever ``n``:
+    for ``i < 0``, ``clip(i + n, 0, high) == clip(i, -n, -m) + m + high`` with
+    ``m = n - high``, whose bounds can be cut to the width's range."""
+    import jax.numpy as jnp  # only reached with a traced value
+
+    if value.dtype.kind == "u":  # no negative index: min(value, high)
+        cap = min(high, int(np.iinfo(value.dtype).max))
+        return jnp.minimum(value, cap).astype(dtype)
+    if value.dtype.itemsize < max(4, np.dtype(dtype).itemsize):
+        value = value.astype(dtype if np.dtype(dtype).itemsize > 4 else "int32")
+    info = np.iinfo(value.dtype)
+    m = n - high
+    if m > info.max:  # i + n > high for every representable i < 0
+        wrapped = high
+    else:
+        wrapped = value.clip(max(-n, int(info.min)), -m) + m + high
+    return jnp.where(value < 0, wrapped, value.clip(0, high)).astype(dtype)
+
+
+def _dynamic_offset(op: str, layout: Layout, d: int, index: Any, high: int) -> Any:
+    """``layout.offset + clamp(index) * strides[d]`` for a traced ``index`` into dim ``d``
+    (negative wraps; clamped into ``[0, high]``), in the width :func:`_offset_dtype` picks.
+    A stride-0 dim (or ``high == 0``) leaves the offset as it is, whatever the extent.
+
+    Raises:
+      StorageError: the offsets exceed int32 and x64 is off."""
+    stride = layout.strides[d]
+    if stride == 0 or high <= 0:
+        return layout.offset
+    dtype = _offset_dtype(op, layout, high * abs(stride))
+    step = _clamped_index(index, layout.shape[d], high, dtype) * stride
+    return _add_offset(layout.offset, step, dtype)
+
+
+def _add_offset(base: Any, delta: Any, dtype: str) -> Any:
+    if is_static_offset(base):
+        return delta + base if base else delta
+    return base.astype(dtype) + delta if base.dtype != np.dtype(dtype) else base + delta
+
+
+def _shifted_offset(op: str, layout: Layout, delta: int) -> Any:
+    """``layout.offset + delta`` for a static ``delta``: exact for a Python-int offset; for a
+    traced offset in the width :func:`_offset_dtype` picks.
+
+    Raises:
+      StorageError: a traced offset, ``|delta|`` past int32 and x64 off."""
+    base = layout.offset
+    if is_static_offset(base) or delta == 0:
+        return base + delta
+    return _add_offset(base, delta, _offset_dtype(op, layout, abs(delta)))
 
 
 def canonical_dim(dim: Any, ndim: int, *, op: str, layout: Layout | None = None) -> int:
@@ -505,11 +592,14 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative). A traced
     ``start`` (inside ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into
-    ``[0, n - length]``, as ``jnp`` clamps traced indices, since it cannot be checked.
+    ``[0, n - length]``, as ``jnp`` clamps traced indices, since it cannot be checked; the
+    offset takes the width :func:`select` describes.
 
     Raises:
       LayoutError: rank 0, or a negative ``length``.
       OutOfRangeError: ``start`` out of range or ``start + length`` past the extent.
+      StorageError: a traced ``start`` (or offset) whose storage offsets exceed int32 while
+        ``jax_enable_x64`` is off.
 
     Semantics: ``torch.narrow``."""
     if layout.ndim == 0:
@@ -521,7 +611,8 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
         if not 0 <= length <= n:
             raise OutOfRangeError(f"narrow: length {length} does not fit in dim {d} of size {n} "
                                   f"(layout {layout}).")
-        return _slice(layout, d, _dynamic_index(start + n * (start < 0), 0, n - length), length, 1)
+        shape = (*layout.shape[:d], length, *layout.shape[d + 1:])
+        return _trusted(shape, layout.strides, _dynamic_offset("narrow", layout, d, start, n - length))
     start = _index("narrow", "start", start)
     if not -n <= start <= n:
         raise OutOfRangeError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], "
@@ -536,22 +627,30 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     return _slice(layout, d, start, length, 1)
 
 
-def _slice(layout: Layout, d: int, start: int, length: int, step: int) -> Layout:
+def _slice(layout: Layout, d: int, start: int, length: int, step: int, op: str = "narrow") -> Layout:
     shape = (*layout.shape[:d], length, *layout.shape[d + 1:])
     strides = (*layout.strides[:d], layout.strides[d] * step, *layout.strides[d + 1:])
-    return _trusted(shape, strides, layout.offset + start * layout.strides[d])
+    return _trusted(shape, strides, _shifted_offset(op, layout, start * layout.strides[d]))
 
 
 def select(layout: Layout, dim: Any, index: Any) -> Layout:
     """Fix ``dim`` at ``index`` (negative wraps), dropping the dim. A traced ``index`` (inside
     ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into ``[0, n-1]``, as
-    ``jnp`` clamps traced indices, since it cannot be checked.
+    ``jnp`` clamps traced indices, since it cannot be checked. The offset is computed in
+    int32 when every value fits, else in int64 (under ``jax_enable_x64``); a stride-0 dim
+    leaves the offset unchanged, whatever its extent.
 
     Raises:
       LayoutError: rank 0.
       OutOfRangeError: ``dim`` or ``index`` out of range.
+      StorageError: a traced ``index`` (or offset) whose storage offsets exceed int32 while
+        ``jax_enable_x64`` is off.
 
     Semantics: ``torch.select``."""
+    return _select(layout, dim, index, "select")
+
+
+def _select(layout: Layout, dim: Any, index: Any, op: str) -> Layout:
     if layout.ndim == 0:
         raise OutOfRangeError(f"select: cannot be applied to a rank-0 layout (layout {layout}).")
     d = canonical_dim(dim, layout.ndim, op="select", layout=layout)
@@ -559,9 +658,8 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
     if _traced_int(index):
         if n == 0:
             raise OutOfRangeError(f"select: cannot select from the empty dim {d} (layout {layout}).")
-        index = _dynamic_index(index + n * (index < 0), 0, n - 1)
         return _trusted(layout.shape[:d] + layout.shape[d + 1:], layout.strides[:d] + layout.strides[d + 1:],
-                        layout.offset + index * layout.strides[d])
+                        _dynamic_offset(op, layout, d, index, n - 1))
     index = _index("select", "index", index)
     if not -n <= index < n:
         raise OutOfRangeError(f"select: index {index} out of range for tensor of size "
@@ -570,7 +668,7 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
         index += n
     return _trusted((*layout.shape[:d], *layout.shape[d + 1:]),
                   (*layout.strides[:d], *layout.strides[d + 1:]),
-                  layout.offset + index * layout.strides[d])
+                  _shifted_offset(op, layout, index * layout.strides[d]))
 
 
 def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
@@ -624,7 +722,7 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
     length = max(min(n1, n2 - k), 0) if k >= 0 else max(min(n1 + k, n2), 0)
     start = layout.offset
     if length > 0:
-        start = start + (k * s2 if k >= 0 else -k * s1)
+        start = _shifted_offset("diagonal", layout, k * s2 if k >= 0 else -k * s1)
     lo, hi = min(d1, d2), max(d1, d2)
     shape, strides = layout.shape, layout.strides
     return _trusted(shape[:lo] + shape[lo + 1:hi] + shape[hi + 1:] + (length,),
@@ -662,7 +760,7 @@ def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[La
         count = max(-(-n // size), 1) if size else 1
         sizes = tuple(min(size, n - i * size) for i in range(count)) if size else (0,)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return tuple(_slice(layout, d, s, m, 1) for s, m in zip(starts, sizes, strict=True))
+    return tuple(_slice(layout, d, s, m, 1, "split") for s, m in zip(starts, sizes, strict=True))
 
 
 def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
@@ -799,10 +897,10 @@ def getitem(layout: Layout, key: Any) -> Layout:
             n = out.shape[d]
             lo, hi, st = slice(start, stop, step).indices(n)
             length = max(0, -(-(hi - lo) // st))
-            out = _slice(out, d, lo, length, st)
+            out = _slice(out, d, lo, length, st, "getitem")
             d += 1
         elif _traced_int(k):
-            out = select(out, d, k)
+            out = _select(out, d, k, "getitem")
         elif _advanced_index(k):
             raise LayoutError(
                 f"getitem: index {k!r} of type {type(k).__name__} is not a view index (ints, slices "
