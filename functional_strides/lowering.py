@@ -116,17 +116,10 @@ def storage_indices(shape, strides, offset, dtype) -> jax.Array:
       offset: an int or an integer scalar (traced or concrete).
       dtype: index dtype (``index_dtype``).
     Returns:
-      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it. An
-      offset wider than ``dtype`` (a traced int64 offset when the storage needs int32) is
-      added in its own width and indices outside ``dtype``'s range become -1, so that they
-      stay out of range (a gather or scatter with ``FILL_OR_DROP`` fills or drops them)
-      instead of wrapping into it.
+      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
+      (Traced offsets never get here: they are read through :func:`dynamic_window`, which
+      clamps them in their own width, so ``offset`` always fits ``dtype``.)
     """
-    offset_dtype = getattr(offset, "dtype", None)
-    if offset_dtype is not None and np.dtype(offset_dtype).itemsize > np.dtype(dtype).itemsize:
-        idx = storage_indices(shape, strides, offset, offset_dtype)
-        info = np.iinfo(dtype)
-        return jnp.where((idx < 0) | (idx > int(info.max)), -1, idx).astype(dtype)
     idx = jnp.zeros(shape, dtype)
     static = isinstance(strides, tuple)
     for d in range(len(shape)):
@@ -354,7 +347,8 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     local = Layout(layout.shape, layout.strides, 0)
     if reach == n:  # the view spans the whole storage: 0 is the only offset that fits
         return jnp.zeros((), dtype), storage, local
-    start = jnp.clip(jnp.asarray(layout.offset).astype(dtype), 0, n - reach)
+    # clamp in the offset's own width, then narrow: an int64 offset past int32 must not wrap
+    start = jnp.clip(jnp.asarray(layout.offset), 0, n - reach).astype(dtype)
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 

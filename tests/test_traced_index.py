@@ -197,16 +197,19 @@ def test_chained_traced_indices():
 
 # -- lowering: a wide offset never wraps into range -----------------------------------------------
 
-@pytest.mark.parametrize("offset", [2**32 + 1, -(2**32) + 1, 2**31 + 2])
-def test_int64_offset_past_the_storage_reads_fill_and_drops_writes(offset):
+@pytest.mark.parametrize(("offset", "clamped"), [(2**32 + 1, 8), (-(2**32) + 1, 0), (2**31 + 2, 8)])
+def test_int64_offset_past_the_storage_is_clamped_in_its_own_width(offset, clamped):
     storage = jnp.arange(10.0)
     with jax.enable_x64(True):
         read = jax.jit(lambda k: materialize(storage, Layout((2,), (1,), k)))(jnp.int64(offset))
-        written = jax.jit(lambda k: StridedArray(storage, Layout((2,), (1,), k)).add(1.0).storage)(
+        written = jax.jit(lambda k: StridedArray(storage, Layout((2,), (1,), k)).at[...].add(1.0).storage)(
             jnp.int64(offset))
         inside = jax.jit(lambda k: materialize(storage, Layout((2,), (1,), k)))(jnp.int64(3))
-    assert np.isnan(np.asarray(read)).all()  # int32 truncation would read storage[1], storage[2]
-    np.testing.assert_array_equal(np.asarray(written), np.arange(10.0))
+    # int32 truncation would have read storage[1], storage[2] for 2^32 + 1
+    np.testing.assert_array_equal(np.asarray(read), [clamped, clamped + 1.0])
+    expected = np.arange(10.0)
+    expected[clamped:clamped + 2] += 1.0
+    np.testing.assert_array_equal(np.asarray(written), expected)
     np.testing.assert_array_equal(np.asarray(inside), [3.0, 4.0])
 
 
