@@ -36,19 +36,21 @@ import numpy as np
 __all__ = ["solve"]
 
 _LLL_DELTA = 0.99
-_MAX_VERTICES = 1 << 16  # vertex candidates per range computation before switching to an LP
 _REL_MARGIN = 1e-7
 
 
 def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool) -> list[int] | None:
     """``z`` with ``lo <= z <= hi`` and ``sum s*z == target`` (and ``z != 0`` when ``nonzero``),
-    or ``None`` when there is none. ``s`` positive, ``lo <= hi``, ``len(s) >= 2``."""
+    or ``None`` when there is none. ``s`` positive, ``lo <= hi``, ``2 <= len(s) <= 12``; the
+    caller keeps ``|target| + sum |z_k| s_k`` below ``2**52`` so that the floating-point
+    bounds stay far inside their margin."""
     g, z0, kernel = _kernel(s)
     if target % g:
         return None
-    z0 = [target // g * c for c in z0]
     scale = np.array([1.0 / (h - lo_k + 1) for lo_k, h in zip(lo, hi, strict=True)])
     kernel = _lll(kernel, scale)
+    z0 = _closest(z0, kernel, [0.0] * len(s), scale)  # a short particular solution of s.z == g
+    z0 = [target // g * c for c in z0]
     z0 = _closest(z0, kernel, [(lo_k + h) / 2 for lo_k, h in zip(lo, hi, strict=True)], scale)
     return _branch(z0, kernel, len(kernel), lo, hi, nonzero)
 
@@ -110,9 +112,10 @@ def _lll(basis: list[list[int]], scale: np.ndarray) -> list[list[int]]:
 
 
 def _closest(z0: list[int], basis: list[list[int]], centre: list[float], scale: np.ndarray) -> list[int]:
-    """``z0`` moved by a lattice vector towards ``centre`` (least squares, rounded; twice)."""
+    """``z0`` moved by a lattice vector towards ``centre`` (least squares, rounded, repeated
+    while it moves: each round removes most of the rounding error of the previous one)."""
     a = np.array([[float(x) for x in b] for b in basis]).T * scale[:, None]
-    for _ in range(2):
+    for _ in range(16):
         gap = (np.array(centre) - np.array([float(x) for x in z0])) * scale
         lam = np.linalg.lstsq(a, gap, rcond=None)[0]
         steps = [round(x) for x in lam]
@@ -174,15 +177,12 @@ def _coefficient_range(z: list[int], basis: list[list[int]], lo: list[int], hi: 
                        ) -> tuple[int, int] | None:
     """Integer range (widened) of the last coefficient over the real polytope
     ``lo <= z + basis^T lam <= hi``; ``None`` when the polytope is empty."""
-    f, n = len(basis), len(z)
+    f = len(basis)
     a = np.array([[float(x) for x in b] for b in basis]).T  # (n, f)
     lower = np.array([float(p - x) for p, x in zip(lo, z, strict=True)])
     upper = np.array([float(q - x) for q, x in zip(hi, z, strict=True)])
     size = max(1.0, float(np.abs(lower).max()), float(np.abs(upper).max()))
-    if math.comb(n, f) << f > _MAX_VERTICES:
-        found = _lp_range(a, lower, upper)
-    else:
-        found = _vertex_range(a, lower, upper, f, size)
+    found = _vertex_range(a, lower, upper, f, size)
     if found is None:
         return None
     low, high = found
@@ -211,23 +211,3 @@ def _vertex_range(a: np.ndarray, lower: np.ndarray, upper: np.ndarray, f: int, s
         return None
     last = lam[..., -1][ok]
     return float(last.min()), float(last.max())
-
-
-def _lp_range(a: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[float, float] | None:
-    """The same range by two linear programs (many constraints and coefficients)."""
-    from scipy.optimize import linprog
-
-    f = a.shape[1]
-    a_ub = np.vstack([a, -a])
-    b_ub = np.concatenate([upper, -lower])
-    out = []
-    for sign in (1.0, -1.0):
-        c = np.zeros(f)
-        c[-1] = sign
-        res = linprog(c, A_ub=a_ub, b_ub=b_ub, bounds=[(None, None)] * f, method="highs")
-        if res.status == 2:
-            return None
-        if res.status != 0:
-            raise ArithmeticError(f"linear program failed ({res.message})")
-        out.append(sign * res.fun)
-    return out[0], out[1]

@@ -94,6 +94,7 @@ _INT64_SAFE = 1 << 62
 _QUICK_STEPS = 256  # steps of the bounded depth-first search tried first
 _LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
 _LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
+_FLOAT_SAFE = 1 << 52  # ... and its values stay in float64's exact range
 
 
 def _live_dims(layout: Layout) -> list[tuple[int, int]]:
@@ -548,11 +549,11 @@ def _pair_hits(t: np.ndarray, a: _Var, b: _Var) -> tuple[np.ndarray, np.ndarray,
 def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None:
     """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other."""
     cost, side, other = _plan(variables)
-    if cost > _LATTICE_ABOVE and len(variables) <= _LATTICE_MAX_UNKNOWNS:
+    magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
+    if cost > _LATTICE_ABOVE and len(variables) <= _LATTICE_MAX_UNKNOWNS and magnitude < _FLOAT_SAFE:
         z = _lattice.solve([v.s for v in variables], [v.lo for v in variables],
                            [v.hi for v in variables], target, nonzero)
         return None if z is None else [p for v, zk in zip(variables, z, strict=True) for p in v.lift(zk)]
-    magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
     dtype = np.int64 if magnitude < _INT64_SAFE else object
     if nonzero:  # a collision inside one side, the other side being 0
         for part in (side, other):

@@ -119,3 +119,24 @@ def test_cases_option_selects_and_rejects(tmp_path):
     assert list(result["cases"]) == ["diagonal"] and "sweep" not in result and "eager" not in result
     bad = _run("--cases", "no_such_case")
     assert bad.returncode == 2 and "invalid choice: 'no_such_case'" in bad.stderr
+
+
+# -- benchmarks/bench_overlap.py ------------------------------------------------------------------
+def test_bench_overlap_small_run(tmp_path, capsys):
+    """``--small`` runs both families and answers; ours and NumPy's answers agree (the script
+    raises otherwise); times are finite and positive, never compared."""
+    spec = importlib.util.spec_from_file_location("bench_overlap", REPO / "benchmarks" / "bench_overlap.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "overlap.json"
+    assert module.main(["--small", "--repeat", "1", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = result["rows"]
+    assert {r["family"] for r in rows} >= {"docstring", "structured", "random"}
+    assert {r["answer"] for r in rows if r["family"] in ("structured", "random")} == {True, False}
+    for r in rows:
+        assert _positive(r["ours_s"]) and _positive(r["numpy_s"]), r
+        assert r["ratio"] == pytest.approx(r["ours_s"] / r["numpy_s"])
+    groups = {(r["family"], r["answer"]) for r in rows}
+    assert {(s["family"], s["answer"]) for s in result["summary"]} == groups
+    assert "ours/numpy" in capsys.readouterr().out
