@@ -31,12 +31,15 @@ def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | N
     steps did not decide. ``avoid``: one solution not to return (then another is sought)."""
     order = sorted(range(len(s)), key=lambda k: -s[k])
     ss = [s[k] for k in order]
-    uu = [u[k] for k in order]
+    uu = [min(u[k], b // s[k]) if b >= 0 else u[k] for k in order]  # s_k x_k <= b
     avoid_sorted = None if avoid is None else [avoid[k] for k in order]
     gcds, reach = [ss[0]], [uu[0]]  # g_j and Y_j
+    periods, inverses = [1], [0]  # g_{j-1} / g_j and the inverse of s_j / g_j modulo it
     for j in range(1, len(ss)):
         g = math.gcd(gcds[-1], ss[j])
         reach.append((reach[-1] * gcds[-1] + ss[j] * uu[j]) // g)
+        periods.append(gcds[-1] // g)
+        inverses.append(pow(ss[j] // g, -1, periods[-1]) if periods[-1] > 1 else 0)
         gcds.append(g)
     x = [0] * len(ss)
     steps = [budget]
@@ -51,14 +54,12 @@ def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | N
                 return False
             x[0] = q
             return avoid_sorted is None or x != avoid_sorted
-        g_prev, g, sj = gcds[j - 1], gcds[j], ss[j]
+        g, sj, period = gcds[j], ss[j], periods[j]
         if b % g:
             return False
-        period = g_prev // g
-        residue = (b // g) * pow(sj // g, -1, period) % period if period > 1 else 0
-        first = max(0, -((g_prev * reach[j - 1] - b) // sj))
+        residue = (b // g) * inverses[j] % period
+        first = max(0, -((gcds[j - 1] * reach[j - 1] - b) // sj))
         last = min(uu[j], b // sj)
-        first += (residue - first) % period
         for xj in range(last - (last - residue) % period, first - 1, -period):
             x[j] = xj
             if rec(j - 1, b - sj * xj):
