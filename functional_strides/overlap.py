@@ -12,8 +12,22 @@ solution with ``0 <= x_d < na_d``, ``0 <= y_e < nb_e``. Both are instances of on
 solved by :func:`_solve`: find integers ``z_k`` with ``lo_k <= z_k <= hi_k`` and
 ``sum_k z_k * s_k == T`` (``s_k > 0``), optionally with ``z != 0``.
 
-The solver first applies reductions, each of which keeps the solution set (up to an
-explicit change of variables, undone to build the witness):
+Three stages, each exact:
+
+1. A depth-first search with a budget of ``_QUICK_STEPS`` steps (:mod:`._dfs`, the bounded
+   Euclid search NumPy's ``shares_memory`` runs, on NumPy's choice of the smaller of the two
+   mirrored right-hand sides). It decides everyday views and most colliding pairs in a few
+   dozen steps; past its budget it hands over, having spent about a millisecond at most.
+2. Reductions (below), then closed forms for two unknowns and a meet-in-the-middle search
+   when its estimated size is small.
+3. For larger residual equations (at most ``_LATTICE_MAX_UNKNOWNS`` unknowns, values within
+   float64's exact range): lattice reduction and branching (:mod:`._lattice`). This decides
+   knapsacks whose coefficients hide a common structure, such as the instance in NumPy's
+   ``shares_memory`` docstring (strides ``p*12224 + r``), in about a millisecond where a
+   search over the unknowns (NumPy's, or our enumeration) takes seconds to minutes.
+
+The reductions each keep the solution set (up to an explicit change of variables, undone to
+build the witness):
 
 * **fold**: a variable with ``lo == hi`` moves into the target;
 * **merge** (no ``z != 0`` constraint): two variables of equal coefficient become one whose
@@ -33,7 +47,8 @@ explicit change of variables, undone to build the witness):
 
 What is left is decided exactly: by closed form for at most two variables (extended
 Euclid: all solutions are ``z_i = z0 + k*s_j/g``, ``z_j = z1 - k*s_i/g``, and the ranges make
-``k`` an interval), else by a meet-in-the-middle search (:func:`_search`). The variables
+``k`` an interval), else by a meet-in-the-middle search (:func:`_search`) or, when that
+search would generate more than ``_LATTICE_ABOVE`` candidates, by the lattice solver. The variables
 are split into two sides, ``A`` and ``B``. The set of values ``sum_A z*s`` is built one
 variable at a time (largest coefficient first) as a sorted, deduplicated NumPy array,
 keeping only partial sums that the variables still to come and side ``B`` can bring to
@@ -58,7 +73,8 @@ where to split) minimises an estimate of the candidates generated. Two layouts o
 elements each whose strides share no structure cost up to ``N`` entries per side (the
 sorted merge of their index sets). The problem is NP-hard in general (subset sum), so
 layouts far beyond 2^24 elements with many unrelated strides can be slow, but every answer
-stays exact.
+stays exact. The lattice solver's cost is instead driven by how many values its branching
+coefficients take, which for structured strides is a handful even when every set is huge.
 """
 
 from __future__ import annotations
