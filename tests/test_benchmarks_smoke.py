@@ -128,8 +128,10 @@ def test_bench_overlap_small_run(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location("bench_overlap", REPO / "benchmarks" / "bench_overlap.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    out = tmp_path / "overlap.json"
-    assert module.main(["--small", "--repeat", "1", "--json", str(out)]) == 0
+    out, md = tmp_path / "overlap.json", tmp_path / "overlap.md"
+    assert module.main(["--small", "--repeat", "1", "--json", str(out), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "| family | case |" in text and ">>>" not in text
     result = json.loads(out.read_text())
     rows = result["rows"]
     assert {r["family"] for r in rows} >= {"docstring", "structured", "random"}
