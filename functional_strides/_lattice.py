@@ -44,12 +44,10 @@ def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool
     or ``None`` when there is none. ``s`` positive, ``lo <= hi``, ``2 <= len(s) <= 12``; the
     caller keeps ``|target| + sum |z_k| s_k`` below ``2**52`` so that the floating-point
     bounds stay far inside their margin."""
-    g, z0, kernel = _kernel(s)
+    scale = np.array([1.0 / (h - lo_k + 1) for lo_k, h in zip(lo, hi, strict=True)])
+    g, z0, kernel = _kernel(s, scale)
     if target % g:
         return None
-    scale = np.array([1.0 / (h - lo_k + 1) for lo_k, h in zip(lo, hi, strict=True)])
-    kernel = _lll(kernel, scale)
-    z0 = _closest(z0, kernel, [0.0] * len(s), scale)  # a short particular solution of s.z == g
     z0 = [target // g * c for c in z0]
     z0 = _closest(z0, kernel, [(lo_k + h) / 2 for lo_k, h in zip(lo, hi, strict=True)], scale)
     return _branch(z0, kernel, len(kernel), lo, hi, nonzero)
@@ -66,19 +64,30 @@ def _xgcd(a: int, b: int) -> tuple[int, int, int]:
     return a, p0, q0
 
 
-def _kernel(s: list[int]) -> tuple[int, list[int], list[list[int]]]:
-    """``(g, u, K)``: ``g = gcd(s)``, ``s . u == g`` and ``K`` a basis (rows) of the integers
-    ``k`` with ``s . k == 0``; ``[u] + K`` are the columns of a unimodular matrix."""
+def _kernel(s: list[int], scale: np.ndarray) -> tuple[int, list[int], list[list[int]]]:
+    """``(g, u, K)``: ``g = gcd(s)``, ``s . u == g`` and ``K`` an LLL-reduced basis (rows) of
+    the integers ``k`` with ``s . k == 0``.
+
+    One unknown at a time: with ``u`` solving ``s[:k] . u == c`` (``c = gcd(s[:k])``),
+    extended Euclid on ``(c, s[k])`` gives ``p*c + q*s[k] == g``; then ``p*u + q*e_k`` solves
+    the next prefix and ``(s[k]/g)*u - (c/g)*e_k`` is a new kernel vector (the two steps form
+    a unimodular change of basis). The basis is reduced and ``u`` shortened against it after
+    every step, so the entries stay small (a plain Euclid chain grows them like a product of
+    the coefficients, beyond what floating-point reduction can handle)."""
     n = len(s)
-    cols = [[int(i == j) for i in range(n)] for j in range(n)]
-    c0 = s[0]
+    u = [1] + [0] * (n - 1)
+    c = s[0]
+    basis: list[list[int]] = []
     for k in range(1, n):
-        g, p, q = _xgcd(c0, s[k])
-        a, b = cols[0], cols[k]
-        cols[0] = [p * x + q * y for x, y in zip(a, b, strict=True)]
-        cols[k] = [s[k] // g * x - c0 // g * y for x, y in zip(a, b, strict=True)]
-        c0 = g
-    return c0, cols[0], cols[1:]
+        g, p, q = _xgcd(c, s[k])
+        new = [s[k] // g * x for x in u]
+        new[k] = -(c // g)
+        u = [p * x for x in u]
+        u[k] = q
+        c = g
+        basis = _lll(basis + [new], scale)
+        u = _closest(u, basis, [0.0] * n, scale)
+    return c, u, basis
 
 
 def _gso(basis: list[list[int]], scale: np.ndarray) -> np.ndarray:
