@@ -50,6 +50,8 @@ def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool
         return None
     z0 = [target // g * c for c in z0]
     z0 = _closest(z0, kernel, [(lo_k + h) / 2 for lo_k, h in zip(lo, hi, strict=True)], scale)
+    if all(a <= x <= b for a, x, b in zip(lo, z0, hi, strict=True)) and not (nonzero and not any(z0)):
+        return z0  # the lattice point nearest the box's centre is in the box (common when solutions abound)
     return _branch(z0, kernel, len(kernel), lo, hi, nonzero)
 
 
@@ -85,7 +87,7 @@ def _kernel(s: list[int], scale: np.ndarray) -> tuple[int, list[int], list[list[
         u = [p * x for x in u]
         u[k] = q
         c = g
-        basis = _lll(basis + [new], scale)
+        basis = _lll(basis + [new], scale, start=len(basis))
         u = _closest(u, basis, [0.0] * n, scale)
     return c, u, basis
 
@@ -96,11 +98,12 @@ def _gso(basis: list[list[int]], scale: np.ndarray) -> np.ndarray:
     return np.linalg.qr(m.T, mode="r")
 
 
-def _lll(basis: list[list[int]], scale: np.ndarray) -> list[list[int]]:
-    """LLL reduction (integer basis changes, floating-point Gram-Schmidt) in the scaled norm."""
+def _lll(basis: list[list[int]], scale: np.ndarray, start: int = 1) -> list[list[int]]:
+    """LLL reduction (integer basis changes, floating-point Gram-Schmidt) in the scaled norm;
+    ``basis[:start]`` is already reduced."""
     basis = [list(b) for b in basis]
     d = len(basis)
-    k, steps = 1, 0
+    k, steps = max(start, 1), 0
     while k < d and steps < 200 * d * d + 1000:
         steps += 1
         r = _gso(basis[:k + 1], scale)
