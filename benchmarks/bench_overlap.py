@@ -19,6 +19,7 @@ Families (both answers in each; the answers must agree, or the script fails):
   extents 150..400, random base), which NumPy's depth-first search finds hard.
 * ``random``: random rank-2/3 views with unrelated strides up to 10^5 and extents up to 400,
   as in NumPy's ``test_mem_overlap`` fuzz tests, keeping pairs whose index ranges meet.
+* ``random6``: two random rank-3 views with unrelated strides in [10^5, 10^6] (six unknowns).
 * ``internal``: self-overlap of one layout, ``has_internal_overlap`` against NumPy's
   ``internal_overlap`` test helper (exact), when NumPy ships it.
 
@@ -79,6 +80,17 @@ def random_pair(rng: random.Random) -> tuple[Layout, Layout]:
     return a, one(rng.randint(0, a.required_storage_size))
 
 
+def random_wide_pair(rng: random.Random) -> tuple[Layout, Layout]:
+    """Two rank-3 views with unrelated strides in [10^5, 10^6]: six unknowns, no structure;
+    ``b`` starts in the last quarter of ``a``'s index range, so both answers occur."""
+    def one(offset: int) -> Layout:
+        return Layout(tuple(rng.randint(20, 200) for _ in range(3)),
+                      tuple(rng.randint(10**5, 10**6) for _ in range(3)), offset)
+    a = one(0)
+    span = a.required_storage_size
+    return a, one(span - rng.randint(0, span // 4))
+
+
 def _answer(a: Layout, b: Layout) -> bool:
     return overlap.overlaps(a, b)
 
@@ -90,6 +102,7 @@ def random_cases(small: bool, seed: int) -> list[dict[str, Any]]:
         ("structured", 1 if small else 4, lambda r: structured_pair(r, r.randint(30, 60) if small
                                                                     else r.randint(150, 400))),
         ("random", 2 if small else 6, random_pair),
+        ("random6", 1 if small else 6, random_wide_pair),
     ):
         rng = random.Random(seed)
         wanted = {True: per_answer, False: per_answer}

@@ -134,8 +134,9 @@ def test_bench_overlap_small_run(tmp_path, capsys):
     assert "| family | case |" in text and ">>>" not in text
     result = json.loads(out.read_text())
     rows = result["rows"]
-    assert {r["family"] for r in rows} >= {"docstring", "structured", "random"}
-    assert {r["answer"] for r in rows if r["family"] in ("structured", "random")} == {True, False}
+    assert {r["family"] for r in rows} >= {"docstring", "structured", "random", "random6"}
+    for family in ("structured", "random", "random6"):
+        assert {r["answer"] for r in rows if r["family"] == family} == {True, False}, family
     for r in rows:
         assert _positive(r["ours_s"]) and _positive(r["numpy_s"]), r
         assert r["ratio"] == pytest.approx(r["ours_s"] / r["numpy_s"])
