@@ -36,7 +36,7 @@ import numpy as np
 __all__ = ["solve"]
 
 _LLL_DELTA = 0.99
-_REL_MARGIN = 1e-7
+_REL_MARGIN = 1e-6
 
 
 def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool) -> list[int] | None:
@@ -139,8 +139,7 @@ def _closest(z0: list[int], basis: list[list[int]], centre: list[float], scale: 
 
 def _branch(z: list[int], basis: list[list[int]], f: int, lo: list[int], hi: list[int],
             nonzero: bool) -> list[int] | None:
-    """A point of ``z + basis[:f] @ lam`` in the box (``!= 0`` when ``nonzero``, which then
-    means that every coefficient fixed so far is 0), or ``None``."""
+    """A point of ``z + basis[:f] @ lam`` in the box (and ``!= 0`` when ``nonzero``), or ``None``."""
     if f == 1:
         return _last(z, basis[0], lo, hi, nonzero)
     span = _coefficient_range(z, basis[:f], lo, hi)
@@ -149,8 +148,7 @@ def _branch(z: list[int], basis: list[list[int]], f: int, lo: list[int], hi: lis
     first, last = span
     v = basis[f - 1]
     for t in _middle_out(first, last):
-        found = _branch([x + t * y for x, y in zip(z, v, strict=True)], basis, f - 1, lo, hi,
-                        nonzero and t == 0)
+        found = _branch([x + t * y for x, y in zip(z, v, strict=True)], basis, f - 1, lo, hi, nonzero)
         if found is not None:
             return found
     return None
@@ -175,11 +173,11 @@ def _last(z: list[int], v: list[int], lo: list[int], hi: list[int], nonzero: boo
     if t_lo > t_hi:
         return None
     t = 0 if t_lo <= 0 <= t_hi else t_lo if t_lo > 0 else t_hi
-    if nonzero and t == 0:
-        if t_hi >= 1:
-            t = 1
-        elif t_lo <= -1:
-            t = -1
+    if nonzero and not any(x + t * c for x, c in zip(z, v, strict=True)):  # the excluded z == 0
+        if t + 1 <= t_hi:
+            t += 1
+        elif t - 1 >= t_lo:
+            t -= 1
         else:
             return None
     return [x + t * c for x, c in zip(z, v, strict=True)]
