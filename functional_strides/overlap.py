@@ -12,8 +12,22 @@ solution with ``0 <= x_d < na_d``, ``0 <= y_e < nb_e``. Both are instances of on
 solved by :func:`_solve`: find integers ``z_k`` with ``lo_k <= z_k <= hi_k`` and
 ``sum_k z_k * s_k == T`` (``s_k > 0``), optionally with ``z != 0``.
 
-The solver first applies reductions, each of which keeps the solution set (up to an
-explicit change of variables, undone to build the witness):
+Three stages, each exact:
+
+1. A depth-first search with a budget of ``_QUICK_STEPS`` steps (:mod:`._dfs`, the bounded
+   Euclid search NumPy's ``shares_memory`` runs, on NumPy's choice of the smaller of the two
+   mirrored right-hand sides). It decides everyday views and most colliding pairs in a few
+   dozen steps; past its budget it hands over, having spent about a millisecond at most.
+2. Reductions (below), then closed forms for two unknowns and a meet-in-the-middle search
+   when its estimated size is small.
+3. For larger residual equations (at most ``_LATTICE_MAX_UNKNOWNS`` unknowns, values within
+   float64's exact range): lattice reduction and branching (:mod:`._lattice`). This decides
+   knapsacks whose coefficients hide a common structure, such as the instance in NumPy's
+   ``shares_memory`` docstring (strides ``p*12224 + r``), in about a millisecond where a
+   search over the unknowns (NumPy's, or our enumeration) takes seconds to minutes.
+
+The reductions each keep the solution set (up to an explicit change of variables, undone to
+build the witness):
 
 * **fold**: a variable with ``lo == hi`` moves into the target;
 * **merge** (no ``z != 0`` constraint): two variables of equal coefficient become one whose
@@ -33,7 +47,8 @@ explicit change of variables, undone to build the witness):
 
 What is left is decided exactly: by closed form for at most two variables (extended
 Euclid: all solutions are ``z_i = z0 + k*s_j/g``, ``z_j = z1 - k*s_i/g``, and the ranges make
-``k`` an interval), else by a meet-in-the-middle search (:func:`_search`). The variables
+``k`` an interval), else by a meet-in-the-middle search (:func:`_search`) or, when that
+search would generate more than ``_LATTICE_ABOVE`` candidates, by the lattice solver. The variables
 are split into two sides, ``A`` and ``B``. The set of values ``sum_A z*s`` is built one
 variable at a time (largest coefficient first) as a sorted, deduplicated NumPy array,
 keeping only partial sums that the variables still to come and side ``B`` can bring to
@@ -58,7 +73,8 @@ where to split) minimises an estimate of the candidates generated. Two layouts o
 elements each whose strides share no structure cost up to ``N`` entries per side (the
 sorted merge of their index sets). The problem is NP-hard in general (subset sum), so
 layouts far beyond 2^24 elements with many unrelated strides can be slow, but every answer
-stays exact.
+stays exact. The lattice solver's cost is instead driven by how many values its branching
+coefficients take, which for structured strides is a handful even when every set is huge.
 """
 
 from __future__ import annotations
@@ -71,6 +87,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _dfs, _lattice
 from .errors import LayoutError
 from .layout import Layout
 
@@ -90,6 +107,10 @@ _Assignment = list[tuple[int, int]]  # (index of an original unknown, its value)
 _MAX_ROUNDS = 64  # reduction rounds (each shrinks something; the cap only bounds the work)
 _CHUNK = 1 << 22  # candidates materialised at once while building a side set
 _INT64_SAFE = 1 << 62
+_QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first
+_LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
+_LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
+_FLOAT_SAFE = 1 << 52  # ... and its values stay in float64's exact range
 
 
 def _live_dims(layout: Layout) -> list[tuple[int, int]]:
@@ -206,6 +227,9 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
         return None
     if (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
         return (0,) * a.ndim, (0,) * b.ndim
+    quick = _quick_pair(a, b)
+    if quick is not False:
+        return quick
     variables = [_Var(0, n - 1, s, _base_lift(d))
                  for d, (n, s) in enumerate(zip(a.shape, a.strides, strict=True))]
     variables += [_Var(-(n - 1), 0, s, _base_lift(a.ndim + e, -1))  # y -> -y: positive ranges
@@ -269,6 +293,9 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
+    quick = _quick_internal(shape, strides, live)
+    if quick is not False:
+        return quick
     sign = [1 if s > 0 else -1 for s in strides]
     variables = [_Var(-(shape[d] - 1), shape[d] - 1, abs(strides[d]), _base_lift(d, sign[d])) for d in live]
     found = _solve(variables, 0, nonzero=True)
@@ -277,6 +304,60 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     c = [0] * len(shape)
     for d, value in found:
         c[d] = value
+    x = tuple(max(v, 0) for v in c)
+    y = tuple(max(-v, 0) for v in c)
+    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
+    return (x, y) if x < y else (y, x)
+
+
+# -- a quick bounded search first ------------------------------------------------------------
+def _quick_pair(a: Layout, b: Layout) -> Witness | None | bool:
+    """:func:`overlap_witness` by a depth-first search of at most ``_QUICK_STEPS`` steps;
+    ``False`` when undecided. Unknowns in ``[0, n-1]``; ``a``'s enter with ``+stride``,
+    ``b``'s with ``-stride``; a negative coefficient is flipped by ``x -> n - 1 - x``."""
+    target = b.offset - a.offset
+    dims, coef, bound, flips = [], [], [], []
+    for k, (n, s) in enumerate(itertools.chain(zip(a.shape, a.strides, strict=True),
+                                               zip(b.shape, (-s for s in b.strides), strict=True))):
+        if n > 1 and s:
+            if s < 0:
+                target -= s * (n - 1)
+            dims.append(k)
+            coef.append(abs(s))
+            bound.append(n - 1)
+            flips.append(s < 0)
+    if not dims:
+        return None if target else ((0,) * a.ndim, (0,) * b.ndim)
+    mirrored = sum(s * n for s, n in zip(coef, bound, strict=True)) - target  # every x -> n - 1 - x
+    if 0 <= mirrored < target:  # the smaller right-hand side leaves fewer candidates at the top
+        found = _dfs.search(coef, bound, mirrored, _QUICK_STEPS)
+        if found is not None and found is not False:
+            found = [n - v for v, n in zip(found, bound, strict=True)]
+    else:
+        found = _dfs.search(coef, bound, target, _QUICK_STEPS)
+    if found is None or found is False:
+        return found
+    coord = [0] * (a.ndim + b.ndim)
+    for k, v, n, flip in zip(dims, found, bound, flips, strict=True):
+        coord[k] = n - v if flip else v
+    x, y = tuple(coord[:a.ndim]), tuple(coord[a.ndim:])
+    assert a(*x) == b(*y), (a, b, x, y)
+    return x, y
+
+
+def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list[int]
+                    ) -> Witness | None | bool:
+    """:func:`_internal_witness` by the same bounded search: ``sum |s_d| x_d == sum |s_d| (n_d-1)``
+    with ``0 <= x_d <= 2(n_d-1)`` and ``x != (n_d-1)``; then ``c_d = x_d - (n_d-1)``."""
+    coef = [abs(strides[d]) for d in live]
+    centre = [shape[d] - 1 for d in live]
+    found = _dfs.search(coef, [2 * m for m in centre], sum(s * m for s, m in zip(coef, centre, strict=True)),
+                        _QUICK_STEPS, avoid=centre)
+    if found is None or found is False:
+        return found
+    c = [0] * len(shape)
+    for d, v, m in zip(live, found, centre, strict=True):
+        c[d] = (v - m) if strides[d] > 0 else (m - v)
     x = tuple(max(v, 0) for v in c)
     y = tuple(max(-v, 0) for v in c)
     assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
@@ -483,9 +564,13 @@ def _pair_hits(t: np.ndarray, a: _Var, b: _Var) -> tuple[np.ndarray, np.ndarray,
 # -- meet-in-the-middle search ----------------------------------------------------------------
 def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None:
     """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other."""
+    cost, side, other = _plan(variables)
     magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
+    if cost > _LATTICE_ABOVE and len(variables) <= _LATTICE_MAX_UNKNOWNS and magnitude < _FLOAT_SAFE:
+        z = _lattice.solve([v.s for v in variables], [v.lo for v in variables],
+                           [v.hi for v in variables], target, nonzero)
+        return None if z is None else [p for v, zk in zip(variables, z, strict=True) for p in v.lift(zk)]
     dtype = np.int64 if magnitude < _INT64_SAFE else object
-    side, other = _plan(variables)
     if nonzero:  # a collision inside one side, the other side being 0
         for part in (side, other):
             found = _solve(part, 0, nonzero=True)
@@ -521,9 +606,10 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
     return first.lift(value) + second.lift(target - value)
 
 
-def _plan(variables: list[_Var]) -> tuple[list[_Var], list[_Var]]:
-    """Choose ``(side, other)``: ``side`` is enumerated as a set, ``other`` is either a pair
-    tested in closed form or a second set; minimises the estimated number of set entries."""
+def _plan(variables: list[_Var]) -> tuple[float, list[_Var], list[_Var]]:
+    """Choose ``(cost, side, other)``: ``side`` is enumerated as a set, ``other`` is either a
+    pair tested in closed form or a second set; minimises ``cost``, the estimated number of
+    candidates generated."""
     r = len(variables)
     by_width = sorted(range(r), key=lambda k: variables[k].lo - variables[k].hi)
     by_stride = sorted(range(r), key=lambda k: -variables[k].s)
@@ -550,7 +636,7 @@ def _plan(variables: list[_Var]) -> tuple[list[_Var], list[_Var]]:
         if best is None or cost < best[0]:
             best = (cost, side, other)
     assert best is not None
-    return best[1], best[2]
+    return best
 
 
 def _estimate(side: list[_Var], other: list[_Var]) -> float:

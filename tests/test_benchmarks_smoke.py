@@ -132,3 +132,27 @@ def test_bench_offsets_small_run():
         cells = row.strip("| ").split(" | ")
         assert cells[-1] == "yes" and cells[-2] in ("no/no", "yes/yes")
         assert all(_positive(float(c)) for c in cells[3:7])
+
+
+# -- benchmarks/bench_overlap.py ------------------------------------------------------------------
+def test_bench_overlap_small_run(tmp_path, capsys):
+    """``--small`` runs both families and answers; ours and NumPy's answers agree (the script
+    raises otherwise); times are finite and positive, never compared."""
+    spec = importlib.util.spec_from_file_location("bench_overlap", REPO / "benchmarks" / "bench_overlap.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out, md = tmp_path / "overlap.json", tmp_path / "overlap.md"
+    assert module.main(["--small", "--repeat", "1", "--json", str(out), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "| family | case |" in text and ">>>" not in text
+    result = json.loads(out.read_text())
+    rows = result["rows"]
+    assert {r["family"] for r in rows} >= {"docstring", "structured", "random", "random6"}
+    for family in ("structured", "random", "random6"):
+        assert {r["answer"] for r in rows if r["family"] == family} == {True, False}, family
+    for r in rows:
+        assert _positive(r["ours_s"]) and _positive(r["numpy_s"]), r
+        assert r["ratio"] == pytest.approx(r["ours_s"] / r["numpy_s"])
+    groups = {(r["family"], r["answer"]) for r in rows}
+    assert {(s["family"], s["answer"]) for s in result["summary"]} == groups
+    assert "ours/numpy" in capsys.readouterr().out

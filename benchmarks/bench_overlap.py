@@ -1,0 +1,239 @@
+"""Exact overlap of two layouts: ``fs.overlaps`` against ``np.shares_memory(a, b, max_work=None)``.
+
+Usage:
+    python benchmarks/bench_overlap.py [--small] [--repeat N] [--json PATH] [--seed S]
+
+Both sides answer the same question side by side in one run: do two strided views of one
+``int8`` buffer share an element (strides in bytes == elements). NumPy's views are built
+with ``np.lib.stride_tricks.as_strided`` over ``np.empty`` of the needed size (virtual
+memory, never touched); ours are :class:`Layout` records only, nothing is allocated.
+
+Families (both answers in each; the answers must agree, or the script fails):
+
+* ``docstring``: the hard instance of NumPy's ``shares_memory`` docstring. ``a`` has shape
+  ``(1049,)*3`` and strides ``(36674, 61119, 85569)``; ``b`` has shape ``(1049, 1049, 1)``
+  and strides ``(12223, 12224, 1)`` at element ``64023025 + shift``. The strides are
+  ``p*M + r`` with ``M = 12224`` and small ``p``, ``r``; shift 0 is NumPy's instance (no
+  overlap); other shifts move the base into or out of reach.
+* ``structured``: random instances of the same construction (random ``M``, ``p``, ``r``,
+  extents 150..400, random base), which NumPy's depth-first search finds hard.
+* ``random``: random rank-2/3 views with unrelated strides up to 10^5 and extents up to 400,
+  as in NumPy's ``test_mem_overlap`` fuzz tests, keeping pairs whose index ranges meet.
+* ``random6``: two random rank-3 views with unrelated strides in [10^5, 10^6] (six unknowns).
+* ``internal``: self-overlap of one layout, ``has_internal_overlap`` against NumPy's
+  ``internal_overlap`` test helper (exact), when NumPy ships it.
+
+Per case: our time (first call, caches cleared), NumPy's, ours/numpy and both answers.
+Times are medians of ``--repeat`` runs, but a case whose NumPy call takes over a second is
+run once. ``--small`` keeps only cases NumPy solves in milliseconds (a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from functional_strides import Layout, overlap  # noqa: E402
+
+DOC_A = Layout((1049, 1049, 1049), (36674, 61119, 85569), 0)
+DOC_B_STRIDES, DOC_BASE = (12223, 12224, 1), 64023025
+# shifts of b's base: 0 is NumPy's docstring instance; the others were chosen to give both answers
+DOC_SHIFTS_NO = (0, 1, -2000, 12224)
+DOC_SHIFTS_YES = (-5000, 7000, 8000, 10000)
+
+
+def docstring_cases(small: bool) -> list[dict[str, Any]]:
+    shifts = DOC_SHIFTS_YES[:3] if small else DOC_SHIFTS_NO + DOC_SHIFTS_YES
+    return [{"family": "docstring", "name": f"shift {d:+d}", "a": DOC_A,
+             "b": Layout((1049, 1049, 1), DOC_B_STRIDES, DOC_BASE + d)} for d in shifts]
+
+
+def structured_pair(rng: random.Random, n: int) -> tuple[Layout, Layout]:
+    """Strides ``p*M + r`` (small ``p``, ``r``) as in NumPy's docstring instance; random base."""
+    m = rng.randint(6 * n, 14 * n)
+    pa = rng.sample(range(2, 10), 3)
+    a = Layout((n, n, n), tuple(p * m + rng.randint(-3, 3) for p in pa), 0)
+    b_strides = (m - rng.randint(1, 3), m)
+    base = rng.randint(2 * n, 6 * n) * m + rng.randint(0, m - 1)
+    return a, Layout((n, n, 1), (*b_strides, 1), base)
+
+
+def random_pair(rng: random.Random) -> tuple[Layout, Layout]:
+    """Unrelated random strides and extents; the base lands inside ``a``'s index range."""
+    def one(offset: int) -> Layout:
+        rank = rng.randint(2, 3)
+        return Layout(tuple(rng.randint(20, 400) for _ in range(rank)),
+                      tuple(rng.randint(1000, 100_000) for _ in range(rank)), offset)
+    a = one(0)
+    return a, one(rng.randint(0, a.required_storage_size))
+
+
+def random_wide_pair(rng: random.Random) -> tuple[Layout, Layout]:
+    """Two rank-3 views with unrelated strides in [10^5, 10^6]: six unknowns, no structure;
+    ``b`` starts in the last quarter of ``a``'s index range, so both answers occur."""
+    def one(offset: int) -> Layout:
+        return Layout(tuple(rng.randint(20, 200) for _ in range(3)),
+                      tuple(rng.randint(10**5, 10**6) for _ in range(3)), offset)
+    a = one(0)
+    span = a.required_storage_size
+    return a, one(span - rng.randint(0, span // 4))
+
+
+def _answer(a: Layout, b: Layout) -> bool:
+    return overlap.overlaps(a, b)
+
+
+def random_cases(small: bool, seed: int) -> list[dict[str, Any]]:
+    """Seeded instances of both generators, balanced between the two answers."""
+    out = []
+    for family, per_answer, make in (
+        ("structured", 1 if small else 4, lambda r: structured_pair(r, r.randint(30, 60) if small
+                                                                    else r.randint(150, 400))),
+        ("random", 2 if small else 6, random_pair),
+        ("random6", 1 if small else 6, random_wide_pair),
+    ):
+        rng = random.Random(seed)
+        wanted = {True: per_answer, False: per_answer}
+        for k in range(10_000):
+            if not any(wanted.values()):
+                break
+            a, b = make(rng)
+            answer = _answer(a, b)
+            if wanted[answer]:
+                wanted[answer] -= 1
+                out.append({"family": family, "name": f"#{k}", "a": a, "b": b})
+    return out
+
+
+def internal_cases(small: bool) -> list[dict[str, Any]]:
+    layouts = [Layout((40, 40, 40), (1201, 1999, 2803)), Layout((64, 64, 64), (4095, 4097, 1))]
+    if not small:
+        layouts += [DOC_A, Layout((1049, 1049), (12223, 12224)), Layout((300, 300, 300), (90001, 90300, 301))]
+    return [{"family": "internal", "name": str(lay), "a": lay, "b": None} for lay in layouts]
+
+
+def _numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
+    return as_strided(buffer[layout.offset:], layout.shape, layout.strides)
+
+
+def _timed(fn, repeat: int) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+        if times[-1] > 1.0:
+            break
+    return statistics.median(times), result
+
+
+def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
+    a, b = case["a"], case["b"]
+    size = max(lay.offset + lay.required_storage_size for lay in (a, b) if lay is not None) + 1
+    buffer = np.empty(size, np.int8)  # untouched: NumPy only reads its address and strides
+
+    if b is None:
+        def ours():
+            overlap._internal_witness.cache_clear()
+            return overlap.has_internal_overlap(a)
+        view = _numpy_view(buffer, a)
+
+        def theirs():
+            return bool(np_internal(view, max_work=-1))
+    else:
+        def ours():
+            return overlap.overlaps(a, b)
+        va, vb = _numpy_view(buffer, a), _numpy_view(buffer, b)
+
+        def theirs():
+            return bool(np.shares_memory(va, vb, max_work=None))
+    t_np, ans_np = _timed(theirs, repeat)
+    t_ours, ans_ours = _timed(ours, repeat)
+    if ans_ours != ans_np:
+        raise AssertionError(f"answers differ on {case['family']} {case['name']}: ours {ans_ours}, "
+                             f"numpy {ans_np} (a={a}, b={b})")
+    return {"family": case["family"], "name": case["name"], "a": str(a), "b": None if b is None else str(b),
+            "answer": ans_ours, "ours_s": t_ours, "numpy_s": t_np, "ratio": t_ours / t_np}
+
+
+def _fmt(t: float) -> str:
+    return f"{t * 1e3:.3f}" if t < 1 else f"{t * 1e3:,.0f}"
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Median ratio per family and answer."""
+    groups: dict[tuple[str, bool], list[float]] = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["answer"]), []).append(r["ratio"])
+    return [{"family": f, "answer": ans, "cases": len(v), "median_ratio": statistics.median(v)}
+            for (f, ans), v in groups.items()]
+
+
+def markdown(rows: list[dict[str, Any]], summary: list[dict[str, Any]], header: str) -> str:
+    """A markdown section: per-case table and median ratios (for docs/benchmarks.md)."""
+    lines = ["## Exact overlap: `fs.overlaps` vs `np.shares_memory(a, b, max_work=None)`", "",
+             "Generated by `python benchmarks/bench_overlap.py --markdown PATH`. " + header, "",
+             "| family | case | answer | ours ms | numpy ms | ours/numpy |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['family']} | {r['name']} | {r['answer']} | {_fmt(r['ours_s'])} | {_fmt(r['numpy_s'])} "
+              f"| {r['ratio']:.3g}x |" for r in rows]
+    lines += ["", "| family | answer | cases | median ours/numpy |", "|---|---|---|---|"]
+    lines += [f"| {s['family']} | {'overlap' if s['answer'] else 'none'} | {s['cases']} "
+              f"| {s['median_ratio']:.3g}x |" for s in summary]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--small", action="store_true", help="only cases NumPy solves fast (a few seconds in all)")
+    p.add_argument("--repeat", type=int, default=5, help="runs per case (median); default 5")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random families; default 0")
+    p.add_argument("--json", type=Path, help="write the rows and summary here")
+    p.add_argument("--markdown", type=Path, help="write a markdown section (tables) here")
+    args = p.parse_args(argv)
+    try:
+        from numpy._core._multiarray_tests import internal_overlap as np_internal
+    except ImportError:  # NumPy built without its test helpers
+        np_internal = None
+    cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
+    if np_internal is not None:
+        cases += internal_cases(args.small)
+    header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
+              f"repeat {args.repeat}{' (--small)' if args.small else ''}; "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(header)
+    print(f"{'family':<10} {'case':<40} {'answer':<6} {'ours ms':>10} {'numpy ms':>10} {'ours/numpy':>11}")
+    rows = []
+    for case in cases:
+        r = run_case(case, args.repeat, np_internal)
+        rows.append(r)
+        print(f"{r['family']:<10} {r['name'][:40]:<40} {r['answer']!s:<6} {_fmt(r['ours_s']):>10} "
+              f"{_fmt(r['numpy_s']):>10} {r['ratio']:>10.3g}x", flush=True)
+    summary = summarise(rows)
+    print("\nmedian ours/numpy per family and answer:")
+    for s in summary:
+        print(f"  {s['family']:<10} {'overlap' if s['answer'] else 'none':<8} {s['cases']:>3} cases  "
+              f"{s['median_ratio']:.3g}x")
+    if args.json:
+        args.json.write_text(json.dumps({"small": args.small, "repeat": args.repeat, "rows": rows,
+                                         "summary": summary}, indent=1))
+        print(f"wrote {args.json}")
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, summary, header))
+        print(f"wrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

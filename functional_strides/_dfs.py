@@ -1,0 +1,78 @@
+"""A bounded depth-first search for ``sum s_k x_k == b``, ``0 <= x_k <= u_k`` (``s_k > 0``).
+
+Pure Python, no ``jax`` import. :mod:`functional_strides.overlap` runs it first, with a small
+work budget: on the equations of everyday views (and on most pairs whose index sets do meet)
+it finds a solution, or proves there is none, within a few dozen steps, far cheaper than the
+reductions and searches that follow.
+
+The unknowns are taken largest coefficient first. With ``g_j = gcd(s_0..s_j)``, the first
+``j`` unknowns contribute ``g_{j-1} y`` with ``0 <= y <= Y_{j-1} = sum_{i<j} s_i u_i / g_{j-1}``,
+so ``s_j x_j + g_{j-1} y == b`` is a two-unknown equation: ``x_j`` is pinned to one residue
+class modulo ``g_{j-1} / g_j`` and to the interval that keeps ``y`` in range. The search
+tries those ``x_j`` (last unknown first), recursing on ``b - s_j x_j``; it counts one step per
+candidate and gives up past its budget. This is the depth-first bounded Euclid search of
+Ramachandran (2006) that NumPy's ``mem_overlap.c`` implements.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["search"]
+
+
+class _OutOfSteps(Exception):
+    pass
+
+
+def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | None = None
+           ) -> list[int] | None | bool:
+    """A solution ``x`` (list), ``None`` when there is none, or ``False`` when ``budget``
+    steps did not decide. ``avoid``: one solution not to return (then another is sought)."""
+    order = sorted(range(len(s)), key=lambda k: -s[k])
+    ss = [s[k] for k in order]
+    uu = [min(u[k], b // s[k]) if b >= 0 else u[k] for k in order]  # s_k x_k <= b
+    avoid_sorted = None if avoid is None else [avoid[k] for k in order]
+    gcds, reach = [ss[0]], [uu[0]]  # g_j and Y_j
+    periods, inverses = [1], [0]  # g_{j-1} / g_j and the inverse of s_j / g_j modulo it
+    for j in range(1, len(ss)):
+        g = math.gcd(gcds[-1], ss[j])
+        reach.append((reach[-1] * gcds[-1] + ss[j] * uu[j]) // g)
+        periods.append(gcds[-1] // g)
+        inverses.append(pow(ss[j] // g, -1, periods[-1]) if periods[-1] > 1 else 0)
+        gcds.append(g)
+    x = [0] * len(ss)
+    steps = [budget]
+
+    def rec(j: int, b: int) -> bool:
+        steps[0] -= 1
+        if steps[0] < 0:
+            raise _OutOfSteps
+        if j == 0:
+            q, r = divmod(b, ss[0])
+            if r or not 0 <= q <= uu[0]:
+                return False
+            x[0] = q
+            return avoid_sorted is None or x != avoid_sorted
+        g, sj, period = gcds[j], ss[j], periods[j]
+        if b % g:
+            return False
+        residue = (b // g) * inverses[j] % period
+        first = max(0, -((gcds[j - 1] * reach[j - 1] - b) // sj))
+        last = min(uu[j], b // sj)
+        for xj in range(last - (last - residue) % period, first - 1, -period):
+            x[j] = xj
+            if rec(j - 1, b - sj * xj):
+                return True
+        return False
+
+    try:
+        found = rec(len(ss) - 1, b) if b >= 0 else False
+    except _OutOfSteps:
+        return False
+    if not found:
+        return None
+    out = [0] * len(s)
+    for k, v in zip(order, x, strict=True):
+        out[k] = v
+    return out
