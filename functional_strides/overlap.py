@@ -82,6 +82,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -89,7 +90,7 @@ import numpy as np
 
 from . import _dfs, _lattice
 from .errors import LayoutError
-from .layout import Layout
+from .layout import Layout, _trusted
 
 __all__ = [
     "has_internal_overlap",
@@ -190,6 +191,22 @@ def has_internal_overlap(layout: Layout) -> bool:
     return internal_overlap_witness(layout) is not None
 
 
+def _concrete_offset(name: str, lay: Layout) -> Layout:
+    """``lay`` with its offset as a Python int (any integer scalar with a known value: a
+    NumPy or concrete JAX scalar converts); a traced offset, or one offset per item of a
+    batched array, is refused."""
+    if type(lay.offset) is int:
+        return lay
+    try:
+        offset = operator.index(lay.offset)
+    except Exception:  # a tracer, or an array of offsets
+        raise LayoutError(
+            f"overlap_witness: the offset of {name} (layout {lay}) is not one known integer (traced, "
+            "or one per item); overlap analysis needs concrete offsets. Compare layouts outside jit."
+        ) from None
+    return _trusted(lay.shape, lay.strides, offset)
+
+
 def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     """A coordinate of ``a`` and one of ``b`` that address one storage index, or ``None``.
 
@@ -213,12 +230,7 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
 
     Semantics: ``numpy.shares_memory(a, b)`` (exact, ``max_work=None``) for two views of one
     buffer; PyTorch's ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
-    for name, lay in (("a", a), ("b", b)):
-        if not lay.has_static_offset:
-            raise LayoutError(
-                f"overlap_witness: the offset of {name} (layout {lay}) is traced; overlap "
-                "analysis needs Python-int offsets. Compare layouts outside jit or with concrete offsets."
-            )
+    a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     if a.is_empty or b.is_empty:
         return None
     lo_a, hi_a = _index_range(a)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _support import seed_cases
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,22 +25,10 @@ from functional_strides.ascend import (
     to_contiguous_strides,
 )
 
-_ROOT = Path(__file__).parents[1]
-
-
-def _seed_cases() -> dict[str, dict[str, Any]]:
-    """The seed documents' worked examples, by id (tests/data first, then the shared copy)."""
-    for path in (_ROOT / "tests" / "data" / "seed_examples.json",
-                 _ROOT.parent / "shared" / "cases" / "seed_examples.json"):
-        if path.exists():
-            return {case["id"]: case for case in json.loads(path.read_text())["cases"]}
-    return {}
-
 
 def _case(case_id: str) -> dict[str, Any]:
-    case = _seed_cases().get(case_id)
-    if case is None:
-        pytest.skip(f"seed example {case_id} not found (tests/data/seed_examples.json)")
+    """The seed documents' worked example ``case_id`` (tests/data/seed_examples.json)."""
+    (case,) = [case for case in seed_cases() if case["id"] == case_id]
     return case
 
 

@@ -13,6 +13,7 @@ import math
 import random
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -224,11 +225,21 @@ def test_overlaps_fast_paths(monkeypatch):
     assert overlap_witness(a, Layout((4, 4), (4, 1), 0)) == ((0, 0), (0, 0))  # the same view
 
 
-def test_overlaps_refuses_traced_offsets():
-    a = Layout((4,), (1,), jnp.asarray(2))
-    with pytest.raises(LayoutError, match=re.escape("the offset of a (layout (4,):(1,)+<traced>) is traced")):
-        overlaps(a, Layout((4,), (1,)))
-    assert not has_internal_overlap(a)  # internal overlap ignores the offset, traced or not
+def test_overlaps_reads_concrete_offsets_and_refuses_traced_ones():
+    a = Layout((4,), (1,), jnp.asarray(2))  # a concrete JAX scalar: its value is known
+    assert overlaps(a, Layout((4,), (1,))) and not overlaps(a, Layout((2,), (1,)))
+    assert overlaps(Layout((4,), (1,), np.int64(5)), Layout((4,), (1,))) is False
+    seen = []
+
+    def traced(k):
+        with pytest.raises(LayoutError, match=re.escape("the offset of a (layout (4,):(1,)+<traced>) is not "
+                                                        "one known integer")):
+            overlaps(Layout((4,), (1,), k), Layout((4,), (1,)))
+        seen.append(has_internal_overlap(Layout((4,), (1,), k)))  # internal overlap ignores it
+        return k
+
+    jax.jit(traced)(jnp.int32(2))
+    assert seen == [False]
 
 
 def test_negative_strides_are_solved_too():
