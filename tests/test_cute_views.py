@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -164,7 +165,7 @@ def _multiplicity(n, p):
 
 @given(_view_cases())
 def test_view_strides_equal_torch(case):
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     shape, strides, new_shape = case
     span = sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) + 1
     t = torch.as_strided(torch.zeros(span), shape, strides)

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -215,7 +216,7 @@ TORCH_CASES = [Layout((3, 3), (1, 1)), Layout((4, 5), (3, 1), 1), Layout((2, 2, 
 @pytest.mark.parametrize("layout", TORCH_CASES, ids=str)
 @pytest.mark.parametrize("zeros", [0, 1, 2])
 def test_matches_torch_scatter_reduce_prod(layout, zeros):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed; the parity leg needs it")
+    torch = import_torch()
     n = layout.required_storage_size + 1
     rng = np.random.default_rng(zeros)
     storage = rng.uniform(0.5, 1.5, n)

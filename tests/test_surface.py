@@ -17,19 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given, settings
 from strategies import strided_arrays
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, StridedArray, _tensor_names
 from functional_strides.layout import format_layout
-
-try:
-    import torch
-except ImportError:  # the PyTorch legs are skipped; the rest runs
-    torch = None
-
-NO_TORCH = "torch is not installed: this leg compares with PyTorch"
 
 
 def _view(dtype: str = "float32") -> StridedArray:
@@ -277,8 +271,7 @@ def test_hints_name_existing_strided_array_attributes():
 def test_table_matches_torch_tensor():
     """Every public torch.Tensor name is implemented by StridedArray or listed in the table,
     and the table lists nothing torch.Tensor lacks (run against the installed torch)."""
-    if torch is None:
-        pytest.skip(NO_TORCH)
+    torch = import_torch()  # the PyTorch legs are skipped (naming the extra) without it
     public = {n for n in dir(torch.Tensor) if not n.startswith("_")}
     table = set(_tensor_names.TABLE)
     implemented = {n for n in public if n not in table and hasattr(StridedArray, n)}
@@ -437,8 +430,7 @@ def test_bad_type_raises_like_torch(call, builtin):
         call(x)
     assert isinstance(ours.value, builtin), type(ours.value).__mro__
     assert isinstance(ours.value, fs.LayoutTypeError)
-    if torch is None:
-        pytest.skip(NO_TORCH)
+    torch = import_torch()  # the PyTorch legs are skipped (naming the extra) without it
     with pytest.raises(Exception) as theirs:
         call(torch.arange(12.0).reshape(3, 4))
     assert isinstance(theirs.value, builtin), type(theirs.value)
@@ -524,8 +516,7 @@ def test_numpy_from_dlpack(dtype, layout):
 @pytest.mark.parametrize("dtype,layout", [*DLPACK_CASES, ("bfloat16", Layout((3, 2), (1, 4), 2))],
                          ids=lambda v: str(v))
 def test_torch_from_dlpack_and_as_tensor(convert, dtype, layout):
-    if torch is None:
-        pytest.skip(NO_TORCH)
+    torch = import_torch()  # the PyTorch legs are skipped (naming the extra) without it
     storage = jnp.asarray((np.arange(30) % 13).astype(np.float32)).astype(dtype)
     x = StridedArray(storage, layout)
     out = getattr(torch, convert)(x)
