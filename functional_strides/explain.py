@@ -266,6 +266,16 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     return result
 
 
+def repr_html(x: Any) -> str | None:
+    """Notebook display of a ``Layout`` or ``StridedArray``: the :func:`explain` report as
+    HTML, or ``None`` (so that the plain repr shows) when there is nothing to draw, e.g. a
+    traced offset."""
+    try:
+        return explain(x, show=False)._repr_html_()
+    except LayoutError:
+        return None
+
+
 def _width_of(grid: list[_Line]) -> int | None:
     """Storage elements per row of a drawn grid (its header holds the column numbers)."""
     if not grid:

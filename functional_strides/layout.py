@@ -404,12 +404,9 @@ class Layout:
     def _repr_html_(self) -> str | None:
         """Notebook display: the :func:`functional_strides.explain` report as HTML (``None``,
         so that the plain repr shows, when the offset is traced)."""
-        from .explain import explain
+        from .explain import repr_html
 
-        try:
-            return explain(self, show=False)._repr_html_()
-        except LayoutError:
-            return None
+        return repr_html(self)
 
 
 def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
