@@ -43,7 +43,7 @@ from ._explain_text import (
     _wrap,
 )
 from .errors import LayoutError
-from .layout import format_layout
+from .layout import Layout, format_layout
 
 __all__ = ["COLUMNS", "MAX_DRAWN_ELEMENTS", "MAX_GRID_ROWS", "MAX_PITCH", "MAX_TABLE_ROWS", "Explanation",
            "explain", "parse_layout"]
@@ -274,6 +274,10 @@ def repr_html(x: Any) -> str | None:
         return explain(x, show=False)._repr_html_()
     except LayoutError:
         return None
+
+
+# Notebook display of a Layout (the record itself stays free of the array layer).
+Layout._repr_html_ = repr_html
 
 
 def _width_of(grid: list[_Line]) -> int | None:

@@ -401,13 +401,6 @@ class Layout:
     def __str__(self) -> str:
         return format_layout(self.shape, self.strides, self.offset)
 
-    def _repr_html_(self) -> str | None:
-        """Notebook display: the :func:`functional_strides.explain` report as HTML (``None``,
-        so that the plain repr shows, when the offset is traced)."""
-        from .explain import repr_html
-
-        return repr_html(self)
-
 
 def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
     """A ``Layout`` from fields already known valid (tuples of non-negative ints of equal

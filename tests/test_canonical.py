@@ -7,9 +7,7 @@ that the oracle enumerates for the original layout.
 
 from __future__ import annotations
 
-import ast
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,11 +199,3 @@ def test_split_windows_of_unfold():
     # 3x3 patches of an 8x8 image, (6, 6, 3, 3):(8, 1, 8, 1), sorted by stride
     patches = split_windows(((6, 8), (3, 8), (6, 1), (3, 1)))
     assert (patches.outer, patches.count, patches.step, patches.inner) == (((6, 8), (3, 8)), 6, 1, ((3, 1),))
-
-
-def test_canonical_module_does_not_import_jax():
-    source = Path(__file__).parents[1] / "functional_strides" / "canonical.py"
-    tree = ast.parse(source.read_text())
-    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert not [n for n in names if n == "jax" or n.startswith("jax.")]

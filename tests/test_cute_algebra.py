@@ -3,11 +3,9 @@ operation over its whole domain, on hypothesis layouts (small, nested), plus wor
 
 from __future__ import annotations
 
-import ast
 import itertools
 import pickle
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import assume, given
@@ -44,16 +42,6 @@ from functional_strides.cute import (
     zipped_divide,
     zipped_product,
 )
-
-PURE_MODULES = ("_cute_int_tuple.py", "_cute_layout.py", "_cute_divide.py", "_cute_swizzle.py")
-
-
-@pytest.mark.parametrize("module", PURE_MODULES)
-def test_algebra_modules_do_not_import_jax(module):
-    tree = ast.parse((Path(__file__).parents[1] / "functional_strides" / module).read_text())
-    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    names += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert not [n for n in names if n == "jax" or n.startswith("jax.")]
 
 
 # -- strategies ------------------------------------------------------------------------------

@@ -224,17 +224,3 @@ def test_internal_overlap_agrees_with_brute_force_on_every_path(layout, mode):
         overlap._internal_witness.cache_clear()
         assert has_internal_overlap(layout) == fs.oracle.has_internal_overlap(layout), (layout, mode)
     overlap._internal_witness.cache_clear()
-
-
-def test_overlap_modules_do_not_import_jax():
-    """Overlap analysis is metadata only: its modules never import ``jax``."""
-    import ast
-    from pathlib import Path
-
-    package = Path(fs.__file__).parent
-    for name in ("overlap.py", "_dfs.py", "_lattice.py"):
-        tree = ast.parse((package / name).read_text())
-        nodes = list(ast.walk(tree))
-        imported = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names}
-        imported |= {node.module or "" for node in nodes if isinstance(node, ast.ImportFrom)}
-        assert not any(m == "jax" or m.startswith("jax.") for m in imported), (name, imported)
