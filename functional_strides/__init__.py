@@ -7,6 +7,7 @@ the layout, ``contiguous()`` materialises it with in-graph index arithmetic.
 from __future__ import annotations
 
 from . import _pytree as _pytree  # registers Layout as a pytree
+from . import _traced as _traced  # offset arithmetic on traced values, for the view algebra
 from . import ascend as ascend
 from . import cute as cute
 from . import oracle as oracle

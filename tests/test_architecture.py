@@ -13,11 +13,8 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
     "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_lattice", "_typing",
-    "canonical", "errors", "layout", "oracle", "overlap",
+    "canonical", "errors", "layout", "oracle", "overlap", "views",
 )
-#: Pure in its rules but not yet in its imports: traced indices (``x[i]`` with a tracer) are
-#: still clamped and widened inside the view algebra instead of the array layer.
-NOT_YET_PURE = ("views",)
 
 
 def _imports(module: str) -> list[tuple[int, str]]:
@@ -42,15 +39,8 @@ def test_pure_modules_import_no_jax_and_only_pure_siblings(module):
     jax = [name for level, name in imports if level == 0 and name.split(".")[0] in ("jax", "jaxlib")]
     assert not jax, f"{module}.py imports {jax}"
     siblings = {name.split(".")[0] for level, name in imports if level == 1}
-    allowed = set(PURE + NOT_YET_PURE)
-    assert siblings <= allowed, f"{module}.py imports {sorted(siblings - allowed)} from the array layer"
+    assert siblings <= set(PURE), f"{module}.py imports {sorted(siblings - set(PURE))} from the array layer"
 
 
-@pytest.mark.xfail(strict=True, reason="views.py still handles traced indices (imports jax lazily)")
-@pytest.mark.parametrize("module", NOT_YET_PURE)
-def test_modules_still_to_be_made_pure(module):
-    test_pure_modules_import_no_jax_and_only_pure_siblings(module)
-
-
-def test_the_lists_of_modules_are_current():
-    assert all((PACKAGE / f"{module}.py").exists() for module in PURE + NOT_YET_PURE)
+def test_the_list_of_pure_modules_is_current():
+    assert all((PACKAGE / f"{module}.py").exists() for module in PURE)
