@@ -22,7 +22,11 @@ are noisy: read the ratios, not the absolute times.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
+import shlex
 import statistics
 import sys
 from pathlib import Path
@@ -134,6 +138,11 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
     return row
 
 
+def _loadavg() -> list[float] | None:
+    """1, 5 and 15-minute load averages (other work on the machine skews every column)."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="small sizes (a smoke run)")
@@ -141,7 +150,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the rows as JSON here")
     args = parser.parse_args(argv)
     repeat = args.repeat or (3 if args.small else 20)
+    load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
     rows = [measure(*case, repeat) for case in cases(args.small)]
+    command = "python benchmarks/bench_writes.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    run = {"timestamp": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
+           "small": args.small, "repeat": repeat, "machine": f"{platform.machine()} {platform.system()}, "
+           f"{jax.default_backend()}", "cpu_count": os.cpu_count(), "jax": jax.__version__,
+           "numpy": np.__version__, "torch": torch.__version__ if torch else None,
+           "load_average_start": load_start, "load_average_end": _loadavg()}
+    for r in rows:
+        r["run"] = run  # when, where and how each row was measured
     print(f"jax {jax.__version__} on {jax.default_backend()}; torch "
           f"{torch.__version__ if torch else 'not installed'}; median of up to {repeat} interleaved rounds")
     head = (f"{'case':42} {'mode':4} {'elements':>9} {'ours ms':>9} {'.at[] ms':>9} {'torch ms':>9} "

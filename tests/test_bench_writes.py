@@ -21,6 +21,7 @@ def test_bench_writes_small_run(tmp_path, capsys):
             assert math.isfinite(r[key]) and r[key] > 0, (key, r)
             assert 0 < r[key.replace("_s", "_min_s")] <= r[key], (key, r)
         assert r["rounds"] >= 1
+        assert r["run"]["small"] is True and "--small" in r["run"]["command"]
     assert "ours/.at[]" in capsys.readouterr().out
 
 
