@@ -30,9 +30,13 @@ Usage::
     python benchmarks/bench_contiguous.py [--small] [--cases NAME ...] [--json PATH]
         [--plot PATH] [--markdown PATH] [--repeat N]
 
-``--small`` shrinks every case to a few seconds of work (a smoke run). The exit status is
-0 when every column of every case agrees with NumPy, 2 otherwise. Timing targets are
-reported, never enforced.
+``--small`` shrinks every case to a few seconds of work (a smoke run). A run merges into
+the results JSON: the records it measured (cases, eager ops, the sweep) replace the stored
+ones of the same name, the others are kept, and every record carries the metadata (date,
+machine, load, command) of the run that measured it. ``--markdown`` then renders the whole
+merged file (``bench_report.py --markdown`` does the same from stored results alone). The
+exit status is 0 when every column of every case agrees with NumPy, 2 otherwise. Timing
+targets are reported, never enforced.
 """
 
 from __future__ import annotations
@@ -63,15 +67,18 @@ from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides import lowering as _lowering  # noqa: E402
 from functional_strides.lowering import storage_indices  # noqa: E402
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_report import (  # noqa: E402
     COLUMNS,
+    OVERLAP_JSON,
     evaluate_targets,
+    load_results,
+    merge_results,
     print_report,
+    run_stamp,
     write_markdown,
     write_plot,
 )
@@ -218,26 +225,45 @@ def _stack(parts: list[Any], stack: Callable[[list[Any]], Any]) -> Any:
     return parts[0] if len(parts) == 1 else stack(parts)
 
 
-def _ours(layouts: Sequence[Layout]) -> Callable[[jax.Array], jax.Array]:
-    # The flat storage is reshaped to the view's shape (a free bitcast) so that every JAX
-    # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
-    # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes it
-    # (measured on the native transpose too). Inside a larger program that reshape cancels.
-    first = layouts[0]
-    if len(layouts) > 1 and all((lay.shape, lay.strides) == (first.shape, first.strides) for lay in layouts):
+class Ours:
+    """The ``ours`` column's program for ``layouts``, recording the lowering it builds.
+
+    Calling it (tracing it under ``jit``) fills ``paths`` with ``fs.plan`` of every layout
+    it actually reads, so that the reported path is that of the program that was timed."""
+
+    def __init__(self, layouts: Sequence[Layout]):
+        self.layouts = tuple(layouts)
+        self.paths: set[str] = set()
+        first = self.layouts[0]
         # Many views that differ only in their offset: one layout with a dynamic (traced)
         # offset, mapped over the offsets, is one gather whatever the number of views.
-        offsets = np.asarray([lay.offset for lay in layouts], np.int32)
+        self.batched = len(self.layouts) > 1 and all(
+            (lay.shape, lay.strides) == (first.shape, first.strides) for lay in self.layouts)
 
-        def batched(s):
-            return jax.vmap(lambda o: jnp.asarray(StridedArray(s, Layout(first.shape, first.strides, o))))(
-                jnp.asarray(offsets))
-        return batched
+    def __call__(self, s: jax.Array) -> jax.Array:
+        # The flat storage is reshaped to the view's shape (a free bitcast) so that every JAX
+        # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
+        # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes
+        # it (measured on the native transpose too). Inside a larger program that reshape cancels.
+        if self.batched:
+            first = self.layouts[0]
+            offsets = jnp.asarray(np.asarray([lay.offset for lay in self.layouts], np.int32))
 
-    def f(s):
-        return _stack([StridedArray(s, lay).contiguous().storage.reshape(lay.shape)
-                       for lay in layouts], jnp.stack)
-    return f
+            def one(o):
+                view = StridedArray(s, Layout(first.shape, first.strides, o))
+                self.paths.add(f"vmap({len(self.layouts)} offsets) of dynamic_slice+{fs.plan(view.layout)}")
+                return jnp.asarray(view)
+            return jax.vmap(one)(offsets)
+        parts = []
+        for lay in self.layouts:
+            self.paths.add(fs.plan(lay))
+            parts.append(StridedArray(s, lay).contiguous().storage.reshape(lay.shape))
+        return _stack(parts, jnp.stack)
+
+    @property
+    def path(self) -> str:
+        """The lowering path(s) traced so far, ``+``-joined (empty before the first trace)."""
+        return "+".join(sorted(self.paths))
 
 
 _DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
@@ -251,15 +277,6 @@ def naive_gather(storage: jax.Array, layout: Layout) -> jax.Array:
     idx = storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
     return lax.gather(storage, idx[..., None], _DNUMS, slice_sizes=(1,),
                       mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
-
-
-def lowering_path(layouts: Sequence[Layout]) -> str | None:
-    """The lowering path(s) ``contiguous()`` takes for ``layouts`` (``lowering.plan``), or
-    None when the library does not report one."""
-    plan = getattr(_lowering, "plan", None)
-    if plan is None:
-        return None
-    return "+".join(sorted({plan(lay) for lay in layouts}))
 
 
 def _gather(layouts: Sequence[Layout]) -> Callable[[jax.Array], jax.Array]:
@@ -287,14 +304,14 @@ def _torch_fn(case: Case) -> Callable[[], Any] | None:
     return f
 
 
-def _numpy_view(storage: np.ndarray, lay: Layout) -> np.ndarray:
+def numpy_view(storage: np.ndarray, lay: Layout) -> np.ndarray:
     item = storage.itemsize
     return np.lib.stride_tricks.as_strided(storage[lay.offset:], lay.shape,
                                            tuple(s * item for s in lay.strides), writeable=False)
 
 
 def _numpy_fn(case: Case) -> Callable[[], Any]:
-    views = [_numpy_view(case.storage, lay) for lay in case.layouts]
+    views = [numpy_view(case.storage, lay) for lay in case.layouts]
     return lambda: _stack([np.ascontiguousarray(v) for v in views], np.stack)
 
 
@@ -371,7 +388,7 @@ def _ratios(times: dict[str, float | None]) -> dict[str, float | None]:
 
 # -- one case -----------------------------------------------------------------------------
 def _check(case: Case, outputs: dict[str, Any]) -> dict[str, bool]:
-    want = np.stack([np.ascontiguousarray(_numpy_view(case.storage, lay)).reshape(-1)
+    want = np.stack([np.ascontiguousarray(numpy_view(case.storage, lay)).reshape(-1)
                      for lay in case.layouts]).reshape(-1)
     return {name: bool(np.array_equal(np.asarray(out).reshape(-1), want))
             for name, out in outputs.items()}
@@ -380,11 +397,12 @@ def _check(case: Case, outputs: dict[str, Any]) -> dict[str, bool]:
 def run_case(case: Case, repeat: int) -> dict[str, Any]:
     """Compile, check and time every column of ``case``; a JSON-ready record."""
     storage = jnp.asarray(case.storage)
-    comps = {"ours": _compile(_ours(case.layouts), storage),
+    ours_fn = Ours(case.layouts)
+    comps = {"ours": _compile(ours_fn, storage),
              "gather": _compile(_gather(case.layouts), storage)}
     # A/A control: the same program compiled again and timed in the same rounds. Its ratio
     # to ``ours`` is the noise floor of every ratio in the row (1.00 on a quiet machine).
-    again = _compile(_ours(case.layouts), storage)
+    again = _compile(Ours(case.layouts), storage)
     if case.native is not None:
         comps["native"] = _compile(case.native, storage)
     comps["copy"] = _compile_copy(case.out_elements)
@@ -408,7 +426,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "out_elements": case.out_elements,
         "out_bytes": case.out_elements * np.dtype(DTYPE).itemsize,
         "native_op": case.native_name,
-        "lowering_path": lowering_path(case.layouts),
+        "lowering_path": ours_fn.path,
         "target_group": case.target_group,
         "times_s": times,  # medians
         "min_times_s": {c: (min(samples[c]) if c in samples else None) for c in COLUMNS},
@@ -547,7 +565,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the selected cases; write JSON (and plot, markdown); 0 when every value agrees."""
+    """Run the selected cases; merge them into the JSON (and write plot, markdown); 0 when
+    every value agrees with NumPy's."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     selected = args.cases or [*CASE_BUILDERS, *EXTRA_SECTIONS]
@@ -565,20 +584,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_plot(args.plot, result["sweep"])
         result["meta"]["plot"] = os.path.relpath(args.plot, _REPO)
     result["meta"]["load_average_end"] = _loadavg()
+    stamp = run_stamp(result["meta"])
+    for rec in _measured_records(result):
+        rec["run"] = stamp
     result["targets"] = evaluate_targets(result)
     print_report(result)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=1))
-    print(f"\nwrote {args.json}")
-    if args.markdown:
-        write_markdown(args.markdown, result)
-        print(f"wrote {args.markdown}")
     bad = [f"{name}:{col}" for name, rec in _all_records(result)
            for col, ok in rec["agrees_with_numpy"].items() if not ok]
+    stored = load_results(args.json)
+    merged = merge_results(stored, result, list(CASE_BUILDERS), list(_eager_ops()))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(merged, indent=1) + "\n")
+    kept = _record_names(merged) - _record_names(result)
+    print(f"\nwrote {args.json}" + (f" (kept {len(kept)} stored records: {', '.join(sorted(kept))})"
+                                   if kept else ""))
+    if args.markdown:
+        write_markdown(args.markdown, merged, overlap=load_results(OVERLAP_JSON))
+        print(f"wrote {args.markdown}")
     if bad:
         print(f"ERROR: values differ from NumPy's in {', '.join(bad)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _measured_records(result: dict[str, Any]):
+    yield from result["cases"].values()
+    yield from result.get("eager", {}).values()
+    for points in result.get("sweep", {}).values():
+        yield from points
+
+
+def _record_names(result: dict[str, Any]) -> set[str]:
+    return ({f"case {n}" for n in result["cases"]} | {f"eager {n}" for n in result.get("eager", {})}
+            | {f"sweep {k}" for k in result.get("sweep", {})})
 
 
 def _all_records(result: dict[str, Any]):

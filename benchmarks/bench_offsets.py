@@ -56,7 +56,7 @@ def run_case(name: str, small: bool, repeat: int) -> dict:
     # another offset of the same shape and strides reuses the traced program, unchanged
     if layout.offset == 0 and layout.span + 1 < storage.shape[0]:
         moved = StridedArray(storage, Layout(layout.shape, layout.strides, 1))
-        same &= bool(np.array_equal(np.asarray(traced(moved)), bc._numpy_view(case.storage, moved.layout)))
+        same &= bool(np.array_equal(np.asarray(traced(moved)), bc.numpy_view(case.storage, moved.layout)))
     fns = {"static": lambda: static(storage).block_until_ready(),
            "traced": lambda: traced(view).block_until_ready(),
            "again": lambda: again(storage).block_until_ready()}

@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {s['family']:<10} {'overlap' if s['answer'] else 'none':<8} {s['cases']:>3} cases  "
               f"{s['median_ratio']:.3g}x")
     if args.json:
-        args.json.write_text(json.dumps({"small": args.small, "repeat": args.repeat, "rows": rows,
-                                         "summary": summary}, indent=1))
+        args.json.write_text(json.dumps({"small": args.small, "repeat": args.repeat, "header": header,
+                                         "rows": rows, "summary": summary}, indent=1))
         print(f"wrote {args.json}")
     if args.markdown:
         args.markdown.write_text(markdown(rows, summary, header))

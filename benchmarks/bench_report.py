@@ -1,16 +1,28 @@
 """Tables, markdown, plot and target verdicts for ``bench_contiguous.py`` results.
 
-Works on the JSON-ready result dict only (no JAX): ``evaluate_targets`` adds the verdicts,
-``print_report``/``write_markdown``/``write_plot`` render them.
+Works on the JSON-ready result dict only (no JAX): ``merge_results`` folds a run into the
+stored results, ``evaluate_targets`` adds the verdicts, ``print_report``/``write_markdown``/
+``write_plot`` render them. ``docs/benchmarks.md`` is a pure function of the stored JSON
+files; regenerate it without measuring anything:
+
+    python benchmarks/bench_report.py --markdown docs/benchmarks.md
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 _REPO = Path(__file__).resolve().parents[1]
+RESULTS_DIR = _REPO / "benchmarks" / "results"
+CONTIGUOUS_JSON = RESULTS_DIR / "bench_contiguous.json"
+OVERLAP_JSON = RESULTS_DIR / "bench_overlap.json"
+REGENERATE = "python benchmarks/bench_report.py --markdown docs/benchmarks.md"
 
 #: Timed columns, in table order; ratios are ``ours / column``.
 COLUMNS = ("ours", "gather", "native", "torch", "numpy", "copy")
@@ -68,6 +80,100 @@ def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             targets.append(_target(f"eager {name}: ours / torch", rec["ratio"], 3.0,
                                    "eager view-op overhead <= 3 x torch's", rec.get("ratio_min")))
     return targets
+
+
+# -- stored results ---------------------------------------------------------------------
+def load_results(path: Path) -> dict[str, Any] | None:
+    """The JSON stored at ``path``, or None when there is none."""
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def run_stamp(meta: dict[str, Any]) -> dict[str, Any]:
+    """The per-record metadata of a run (its ``meta``): when, where and how it measured."""
+    keys = ("timestamp", "command", "small", "repeat", "machine", "cpu_count", "jax", "numpy", "torch",
+            "torch_threads", "load_average_start", "load_average_end")
+    return {k: meta.get(k) for k in keys}
+
+
+def _merge_section(old: dict[str, Any], new: dict[str, Any], order: Sequence[str]) -> dict[str, Any]:
+    return {n: new[n] if n in new else old[n] for n in order if n in new or n in old}
+
+
+def merge_results(stored: dict[str, Any] | None, new: dict[str, Any], case_order: Sequence[str],
+                  eager_order: Sequence[str]) -> dict[str, Any]:
+    """``new`` folded into ``stored``: each case, eager op and sweep layout that ``new``
+    measured replaces the stored record of that name; the others are kept as stored (records
+    of names no longer in ``case_order``/``eager_order`` are dropped). Every record keeps its
+    own ``run`` metadata (records stored without one get the stored file's ``meta``). The
+    targets are re-evaluated on the merged records. Results of another size (``--small``
+    against full) are never mixed: ``new`` then replaces ``stored`` whole."""
+    if stored is None or stored.get("meta", {}).get("small") != new["meta"].get("small"):
+        return {**new, "targets": evaluate_targets(new)}
+    old_stamp = run_stamp(stored["meta"])
+    for section in ("cases", "eager"):
+        for rec in stored.get(section, {}).values():
+            rec.setdefault("run", old_stamp)
+    for points in stored.get("sweep", {}).values():
+        for rec in points:
+            rec.setdefault("run", old_stamp)
+    merged: dict[str, Any] = {"meta": dict(new["meta"]),
+                              "cases": _merge_section(stored.get("cases", {}), new["cases"], case_order)}
+    eager = _merge_section(stored.get("eager", {}), new.get("eager", {}), eager_order)
+    if eager:
+        merged["eager"] = eager
+    sweep = stored.get("sweep", {}) | new.get("sweep", {})
+    if sweep:
+        merged["sweep"] = sweep
+        if "sweep" not in new and stored["meta"].get("plot"):
+            merged["meta"]["plot"] = stored["meta"]["plot"]
+    merged["targets"] = evaluate_targets(merged)
+    return merged
+
+
+def runs(result: dict[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
+    """The distinct runs behind the records of ``result``, oldest first, each with the names
+    of the records it measured."""
+    found: dict[str, tuple[dict[str, Any], list[str]]] = {}
+
+    def add(label: str, rec: dict[str, Any]) -> None:
+        stamp = rec.get("run") or run_stamp(result["meta"])
+        key = json.dumps(stamp, sort_keys=True)
+        found.setdefault(key, (stamp, []))[1].append(label)
+
+    for name, rec in result["cases"].items():
+        add(name, rec)
+    for name, rec in result.get("eager", {}).items():
+        add(f"eager {name}", rec)
+    for kind, points in result.get("sweep", {}).items():
+        for rec in points:
+            add(f"sweep {kind} 2^{rec['log2_elements']}", rec)
+    return sorted(found.values(), key=lambda item: (item[0]["timestamp"] or "", item[0]["command"] or ""))
+
+
+def _compress(labels: list[str]) -> str:
+    """``sweep transpose 2^10`` .. ``2^26`` listed as one range."""
+    out, sweeps = [], {}
+    for label in labels:
+        if label.startswith("sweep "):
+            kind, size = label[6:].rsplit(" ", 1)
+            sweeps.setdefault(kind, []).append(int(size[2:]))
+        else:
+            out.append(label)
+    out += [f"sweep {k} 2^{min(v)}..2^{max(v)}" for k, v in sweeps.items()]
+    return ", ".join(out)
+
+
+def run_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per run behind the stored records: when, where, how, and what it measured."""
+    header = ["run", "date", "command", "machine", "versions", "load avg start / end", "records"]
+    rows = []
+    for i, (stamp, labels) in enumerate(runs(result), 1):
+        versions = (f"jax {stamp['jax']}, numpy {stamp['numpy']}, torch {stamp['torch'] or 'not installed'}"
+                    f" ({stamp['torch_threads']} threads)")
+        rows.append([str(i), stamp["timestamp"] or "-", f"`{stamp['command']}`",
+                     f"{stamp['machine']}; {stamp['cpu_count']} CPUs", versions,
+                     f"{stamp['load_average_start']} / {stamp['load_average_end']}", _compress(labels)])
+    return header, rows
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -144,26 +250,34 @@ def format_markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def write_markdown(path: Path, result: dict[str, Any]) -> None:
-    """The results as ``docs/benchmarks.md``: method, command line, tables, targets."""
+def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None) -> None:
+    """``docs/benchmarks.md``: method, runs, tables and targets of ``result`` (the stored
+    ``bench_contiguous.json``), then the ``bench_overlap.json`` section when ``overlap`` is
+    given. A pure function of its arguments (``path`` only places the plot's link)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_markdown(result, overlap, path))
+
+
+def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path) -> str:
+    """The text :func:`write_markdown` writes."""
+    path = Path(path)
     meta = result["meta"]
     parts = [
-        "# Benchmarks: `contiguous()`",
+        "# Benchmarks",
         "",
-        "Generated by `benchmarks/bench_contiguous.py`; regenerate with:",
+        "Generated from the stored results in `benchmarks/results/` (no measuring); regenerate "
+        "with:",
         "",
         "```",
-        meta["command"],
+        REGENERATE,
         "```",
         "",
-        f"Machine: {meta['machine']}; {meta['cpu_count']} CPUs; jax {meta['jax']}, numpy "
-        f"{meta['numpy']}, torch {meta['torch'] or 'not installed'} ({meta['torch_threads']} "
-        f"threads); {meta['timestamp']}; load average (1/5/15 min) "
-        f"{meta.get('load_average_start')} at the start, {meta.get('load_average_end')} at the "
-        f"end. Medians of up to {meta['repeat']} interleaved rounds after warm-up (fewer "
-        "rounds for cases whose round exceeds the time budget; see the JSON, which also has "
-        "the minima). Absolute times on a shared machine mean little; ratios measured side by "
-        "side are what count.",
+        "Measure again with `python benchmarks/bench_contiguous.py [--cases NAME ...]` (cases, "
+        "`eager`, `sweep`): a run replaces the stored records it measured and keeps the others, "
+        "each record stamped with the run that measured it (see *Runs*). Absolute times on a "
+        "shared machine mean little; ratios measured side by side are what count.",
+        "",
+        "## `contiguous()`",
         "",
         "Columns: **ours** `jit(lambda s: StridedArray(s, layout).contiguous().storage"
         ".reshape(layout.shape))`; **gather** one `lax.gather` over in-graph iota indices, no "
@@ -171,8 +285,11 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
         "**torch** `torch.as_strided(...).contiguous()`; **numpy** "
         "`np.ascontiguousarray(as_strided(...))`; **copy** jitted `jnp.copy` of the "
         "output's bytes. Every JAX column returns the view's shape (a flat program output "
-        "slows XLA:CPU's transposes ~1.5x, whoever computes them). *path*: the lowering "
-        "`contiguous()` took (`lowering.plan`). Brackets: ours / column (below 1: ours is "
+        "slows XLA:CPU's transposes ~1.5x, whoever computes them). Times are medians of up to "
+        "the run's `--repeat` interleaved rounds after warm-up (fewer rounds for cases whose "
+        "round exceeds the time budget; the JSON has the round counts and the minima). *path*: "
+        "`fs.plan` of the layouts the timed program reads, recorded while it is traced. "
+        "Brackets: ours / column (below 1: ours is "
         "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
         "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "
         "Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
@@ -185,9 +302,10 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
         format_markdown(*description_rows(result["cases"])),
         "",
         "`batch_small_views`: the views share shape and strides and differ in offset, so ours is "
-        "one layout with a dynamic (traced) offset, `jax.vmap`-ped over the 1000 offsets in one "
-        "jitted program (one gather); the gather column loops over the views; torch and numpy run "
-        "the loop eagerly; native is one batched transpose.",
+        "one layout with a dynamic (traced) offset, `jax.vmap`-ped over the offsets in one "
+        "jitted program (a `dynamic_slice` window per view, which `vmap` turns into one gather); "
+        "the gather column loops over the views; torch and numpy run the loop eagerly; native is "
+        "one batched transpose.",
     ]
     if result.get("eager"):
         parts += ["", "## Eager view ops (metadata only)", "",
@@ -204,9 +322,22 @@ def write_markdown(path: Path, result: dict[str, Any]) -> None:
     parts += ["", "## Targets", "", "Reported by every run, never asserted by tests. Time ratios "
               "are given from the medians and from the minima (other work on the machine only "
               "ever adds time, so the minima show the uncontended ratio).", "",
-              format_markdown(*target_rows(result["targets"])), ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(parts))
+              format_markdown(*target_rows(result["targets"])),
+              "", "## Runs", "", "The runs whose records are stored, and which records each measured.",
+              "", format_markdown(*run_rows(result)), ""]
+    if overlap is not None:
+        parts += [overlap_markdown(overlap)]
+    return "\n".join(parts)
+
+
+def overlap_markdown(overlap: dict[str, Any]) -> str:
+    """The section of the stored ``bench_overlap.json``, rendered by ``bench_overlap.markdown``."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import bench_overlap
+
+    return bench_overlap.markdown(overlap["rows"], overlap["summary"], overlap["header"])
 
 
 def write_plot(path: Path, sweep: dict[str, list[dict[str, Any]]]) -> None:
@@ -249,3 +380,22 @@ def print_report(result: dict[str, Any]) -> None:
     if result["meta"]["torch_note"]:
         print(result["meta"]["torch_note"])
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the markdown report of the stored results (nothing is measured)."""
+    p = argparse.ArgumentParser(description="Render stored benchmark results as markdown (no measuring).")
+    p.add_argument("--markdown", type=Path, required=True, help="where to write (e.g. docs/benchmarks.md)")
+    p.add_argument("--json", type=Path, default=CONTIGUOUS_JSON, help="stored bench_contiguous.py results")
+    p.add_argument("--overlap-json", type=Path, default=OVERLAP_JSON,
+                   help="stored bench_overlap.py results (its section is left out when the file is absent)")
+    args = p.parse_args(argv)
+    result = load_results(args.json)
+    if result is None:
+        p.error(f"--json {args.json}: no stored results; run benchmarks/bench_contiguous.py first")
+    write_markdown(args.markdown, result, overlap=load_results(args.overlap_json))
+    print(f"wrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

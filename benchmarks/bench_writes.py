@@ -6,12 +6,15 @@ For each case, times in one run, side by side:
 * ``.at[]``: ``storage.at[idx].set(src)`` / ``.add(src)`` with the same storage indices,
   built in-graph from iota (the same index arithmetic, no structure);
 * torch: the same view of a torch tensor (``as_strided``) written in place with
-  ``copy_(src)`` / ``add_(src)`` (on a clone made outside the timed region for ``copy_``;
-  the in-place op mutates, so each repeat writes into the same buffer, as a loop would);
+  ``copy_(src)`` / ``add_(src)``; the in-place op mutates, so each call writes into the same
+  buffer, as a loop would (``add_`` accumulates, which costs the same per call);
 
 and prints ours/each ratios, also with the storage donated to the jitted write
-(``donate_argnums``), so that XLA may update it in place as PyTorch does. Machines are noisy:
-read the ratios, not the absolute times.
+(``donate_argnums``), so that XLA may update it in place as PyTorch does. Before timing, every
+column's result is checked against NumPy's write through the same view (``np.add.at`` for
+``add``), the torch column on a clone of its storage. All columns of a case are timed in the
+same rounds, interleaved (``bench_contiguous.time_columns``); times are medians. Machines
+are noisy: read the ratios, not the absolute times.
 
     python benchmarks/bench_writes.py [--small] [--repeat N] [--json PATH]
 """
@@ -19,19 +22,28 @@ read the ratios, not the absolute times.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
+import shlex
 import statistics
 import sys
-import time
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+_HERE = Path(__file__).resolve().parent
+for _p in (str(_HERE.parent), str(_HERE)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
 
-import functional_strides as fs
-from functional_strides import Layout, StridedArray
-from functional_strides.lowering import storage_indices
+import bench_contiguous as bc  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import functional_strides as fs  # noqa: E402
+from functional_strides import Layout, StridedArray  # noqa: E402
+from functional_strides.lowering import storage_indices  # noqa: E402
 
 try:
     import torch
@@ -56,14 +68,26 @@ def cases(small: bool) -> list[tuple[str, Layout, int, str]]:
     ]
 
 
-def _time(fn, repeat: int) -> float:
-    jax.block_until_ready(fn())
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def expected(layout: Layout, size: int, mode: str) -> np.ndarray:
+    """NumPy's result of one write of ones through ``layout`` into ``arange(size)`` (float32):
+    ``set`` assigns (overlapping slots all receive 1), ``add`` accumulates with ``np.add.at``."""
+    out = np.arange(size, dtype=np.float32)
+    idx = np.asarray(storage_indices(layout.shape, layout.strides, layout.offset, jnp.int64
+                                     if jax.config.jax_enable_x64 else jnp.int32))
+    if mode == "set":
+        out[idx] = 1.0
+    else:
+        np.add.at(out, idx, np.float32(1.0))
+    return out
+
+
+def _check(name: str, column: str, got, want: np.ndarray) -> None:
+    got = np.asarray(got)
+    if not np.array_equal(got, want):
+        bad = np.flatnonzero(got != want)
+        raise AssertionError(f"{name}: column {column} differs from NumPy's write at {bad.size} slots, "
+                             f"first {bad[:5].tolist()}: got {got[bad[:5]].tolist()}, "
+                             f"want {want[bad[:5]].tolist()}")
 
 
 def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dict:
@@ -73,35 +97,50 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
     def ours_fn(s, v):
         return getattr(StridedArray(s, layout).at[...], mode)(v).storage
 
-    ours = jax.jit(ours_fn)
-
     def at_fn(s, v):
         idx = storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
         return getattr(s.at[idx], mode)(v)
 
-    at = jax.jit(at_fn)
-    row = {"case": name, "mode": mode, "elements": layout.numel,
-           "ours_s": _time(lambda: ours(storage, src), repeat),
-           "at_s": _time(lambda: at(storage, src), repeat)}
-    np.testing.assert_allclose(np.asarray(ours(storage, src)), np.asarray(at(storage, src)))
+    ours, at = jax.jit(ours_fn), jax.jit(at_fn)
+    want = expected(layout, size, mode)
+    _check(name, "ours", ours(storage, src), want)
+    _check(name, ".at[]", at(storage, src), want)
     # Donating the storage lets XLA update it in place, as a loop carrying it would.
     state = {"ours": jnp.array(storage), "at": jnp.array(storage)}
     ours_d = jax.jit(ours_fn, donate_argnums=0)
     at_d = jax.jit(at_fn, donate_argnums=0)
+    _check(name, "ours donated", ours_d(jnp.array(storage), src), want)
+    _check(name, ".at[] donated", at_d(jnp.array(storage), src), want)
 
     def step(key, fn):
         state[key] = fn(state[key], src)
-        return state[key]
+        return state[key].block_until_ready()
 
-    row["ours_donated_s"] = _time(lambda: step("ours", ours_d), repeat)
-    row["at_donated_s"] = _time(lambda: step("at", at_d), repeat)
+    fns = {"ours": lambda: ours(storage, src).block_until_ready(),
+           "at": lambda: at(storage, src).block_until_ready(),
+           "ours_donated": lambda: step("ours", ours_d),
+           "at_donated": lambda: step("at", at_d)}
     if torch is not None:
         base = torch.arange(size, dtype=torch.float32)
-        view = base.as_strided(layout.shape, layout.strides, layout.offset)
         tsrc = torch.ones(layout.shape)
-        op = view.copy_ if mode == "set" else view.add_
-        row["torch_s"] = _time(lambda: op(tsrc), repeat)
+        clone = base.clone()  # the check writes once into a clone; timing writes into base
+        view = clone.as_strided(layout.shape, layout.strides, layout.offset)
+        (view.copy_ if mode == "set" else view.add_)(tsrc)
+        _check(name, "torch", clone.numpy(), want)
+        view = base.as_strided(layout.shape, layout.strides, layout.offset)
+        fns["torch"] = view.copy_ if mode == "set" else view.add_
+        fns["torch"] = (lambda op: lambda: op(tsrc))(fns["torch"])
+    samples, rounds = bc.time_columns(fns, repeat)
+    row = {"case": name, "mode": mode, "elements": layout.numel, "rounds": rounds}
+    for col, times in samples.items():
+        row[f"{col}_s"] = statistics.median(times)
+        row[f"{col}_min_s"] = min(times)
     return row
+
+
+def _loadavg() -> list[float] | None:
+    """1, 5 and 15-minute load averages (other work on the machine skews every column)."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,9 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the rows as JSON here")
     args = parser.parse_args(argv)
     repeat = args.repeat or (3 if args.small else 20)
+    load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
     rows = [measure(*case, repeat) for case in cases(args.small)]
+    command = "python benchmarks/bench_writes.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+    run = {"timestamp": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
+           "small": args.small, "repeat": repeat, "machine": f"{platform.machine()} {platform.system()}, "
+           f"{jax.default_backend()}", "cpu_count": os.cpu_count(), "jax": jax.__version__,
+           "numpy": np.__version__, "torch": torch.__version__ if torch else None,
+           "load_average_start": load_start, "load_average_end": _loadavg()}
+    for r in rows:
+        r["run"] = run  # when, where and how each row was measured
     print(f"jax {jax.__version__} on {jax.default_backend()}; torch "
-          f"{torch.__version__ if torch else 'not installed'}; median of {repeat} runs")
+          f"{torch.__version__ if torch else 'not installed'}; median of up to {repeat} interleaved rounds")
     head = (f"{'case':42} {'mode':4} {'elements':>9} {'ours ms':>9} {'.at[] ms':>9} {'torch ms':>9} "
             f"{'ours/.at[]':>10} {'ours/torch':>10} {'donated: ours/.at[]':>19} {'ours/torch':>10}")
     print(head)

@@ -25,12 +25,23 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
-from functional_strides.canonical import canonicalize  # noqa: E402
+from functional_strides.canonical import canonicalize, split_windows  # noqa: E402
 from functional_strides.layout import Layout  # noqa: E402
-from functional_strides.lowering import METHODS, _slice_pieces, materialize, plan  # noqa: E402
+from functional_strides.lowering import METHODS, materialize, plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
+
+
+def slice_pieces(layout: Layout) -> int:
+    """How many slices the ``"slices"`` path of ``materialize`` emits for ``layout``: the
+    shifts of the shifted form or the windows of the stacked one, whichever is fewer (the
+    count the lowering compares with ``SLICES_MAX_PIECES``). Only for layouts where
+    ``plan(layout, "slices")`` applies."""
+    w = split_windows(canonicalize(layout).dims)
+    counts = [w.shifts] if w.shifted is not None else []
+    counts += [w.count] if w.stacked is not None else []
+    return min(counts)
 
 
 def _times(fns, x, repeats: int) -> list[float]:
@@ -65,7 +76,7 @@ def measure(name: str, storage_size: int, layout: Layout, native, repeats: int, 
             plan(layout, method)
         except fs.LayoutError:
             continue
-        if method == "slices" and _slice_pieces(canonicalize(layout)) > MAX_PIECES_MEASURED:
+        if method == "slices" and slice_pieces(layout) > MAX_PIECES_MEASURED:
             continue
         candidates.append((method, lambda s, m=method: materialize(s, layout, method=m)))
     if native is not None:

@@ -30,6 +30,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import scatter  # noqa: E402
@@ -37,13 +38,22 @@ from functional_strides.layout import Layout  # noqa: E402
 from functional_strides.lowering import index_dtype, materialize, storage_indices  # noqa: E402
 from functional_strides.overlap import internal_overlap_witness, is_monotone  # noqa: E402
 
+_AT = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
+
 
 def element_scatter(storage, layout: Layout, values, mode: str):
-    """The baseline: one scatter of every element of the view (no stride-0 dim combined)."""
+    """The baseline: one XLA scatter of every element of the view (no stride-0 dim
+    combined), jnp's ``storage.at[idx]`` with iota indices, declared unique when the view
+    does not overlap itself and sorted when it is monotone. An overlapping ``set``, whose
+    winner ``.at[]`` leaves undefined, takes the library's element scatter instead
+    (``scatter.write(..., overlap="last", method="scatter")``: last write wins)."""
     overlapping = internal_overlap_witness(layout) is not None
+    if overlapping and mode == "set":
+        return scatter.write(storage, layout, values, mode=mode, overlap="last", method="scatter")
     idx = storage_indices(layout.shape, layout.strides, layout.offset, index_dtype(layout, storage.shape[0]))
-    return scatter._scatter(storage, idx, values, mode=mode, last_wins=overlapping and mode == "set",
-                            unique=not overlapping, sorted_=is_monotone(layout), drop_out_of_range=False)
+    return getattr(storage.at[idx], _AT[mode])(values, unique_indices=not overlapping,
+                                               indices_are_sorted=is_monotone(layout),
+                                               mode="promise_in_bounds")
 
 
 def slices_transposed(storage, layout: Layout, values, mode: str):
@@ -68,7 +78,7 @@ def candidates(layout: Layout, n: int, mode: str) -> list[tuple[str, object]]:
     except fs.LayoutError:
         pass
     else:
-        if mode == "add" and fs.lowering._slice_pieces(fs.canonical.canonicalize(layout)) <= 16:
+        if mode == "add" and slice_pieces(layout) <= 16:
             out.append(("T(slices)", lambda s, v: slices_transposed(s, layout, v, mode)))
     return out
 

@@ -76,6 +76,27 @@ def test_every_case_reports_compile_stats_and_agrees_with_numpy(result):
     assert result["cases"]["batch_small_views"]["views"] == 50
 
 
+def test_path_column_is_that_of_the_timed_program(result):
+    """Single views report ``fs.plan`` of their layout; the batch reports the vmapped
+    dynamic-offset read that ``ours`` builds for it, not the plan of one static layout."""
+    import functional_strides as fs
+    from functional_strides.explain import parse_layout
+
+    for name, rec in result["cases"].items():
+        if rec["views"] == 1:
+            assert rec["lowering_path"] == fs.plan(fs.Layout(*parse_layout(rec["layout"]))), name
+    batch = result["cases"]["batch_small_views"]
+    assert batch["lowering_path"] == "vmap(50 offsets) of dynamic_slice+structured"
+
+
+def test_every_record_is_stamped_with_its_run(result):
+    records = [*result["cases"].values(), *result["eager"].values(),
+               *(p for points in result["sweep"].values() for p in points)]
+    for rec in records:
+        assert rec["run"]["command"].startswith("python benchmarks/bench_contiguous.py --small")
+        assert rec["run"]["timestamp"].endswith("UTC") and rec["run"]["small"] is True
+
+
 def test_sweep_covers_sizes_and_eager_covers_view_ops(result):
     for kind in ("transpose", "unfold"):
         points = result["sweep"][kind]
@@ -119,6 +140,84 @@ def test_cases_option_selects_and_rejects(tmp_path):
     assert list(result["cases"]) == ["diagonal"] and "sweep" not in result and "eager" not in result
     bad = _run("--cases", "no_such_case")
     assert bad.returncode == 2 and "invalid choice: 'no_such_case'" in bad.stderr
+
+
+def test_partial_runs_merge_into_the_stored_json(tmp_path):
+    """A second ``--cases`` run replaces only what it measured; each record keeps its run."""
+    out = tmp_path / "merged.json"
+    first = _run("--small", "--repeat", "1", "--cases", "diagonal", "transpose", "--json", str(out))
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = json.loads(out.read_text())
+    second = _run("--small", "--repeat", "1", "--cases", "transpose", "eager", "--json", str(out),
+                  "--markdown", str(tmp_path / "merged.md"))
+    assert second.returncode == 0, second.stderr[-2000:]
+    after = json.loads(out.read_text())
+    assert list(after["cases"]) == ["transpose", "diagonal"]  # the benchmark's case order
+    assert after["cases"]["diagonal"] == before["cases"]["diagonal"]  # kept as stored
+    assert "--cases diagonal transpose" in after["cases"]["diagonal"]["run"]["command"]
+    assert "--cases transpose eager" in after["cases"]["transpose"]["run"]["command"]
+    assert after["cases"]["transpose"]["times_s"] != before["cases"]["transpose"]["times_s"]
+    assert set(after["eager"]) >= set(EAGER_OPS)
+    assert all("--cases transpose eager" in r["run"]["command"] for r in after["eager"].values())
+    targets = {t["target"] for t in after["targets"]}
+    assert {"diagonal: compile s", "transpose: compile s", "eager view: ours / torch"} <= targets \
+        or not HAS_TORCH
+    assert "kept 1 stored records: case diagonal" in second.stdout
+    text = (tmp_path / "merged.md").read_text()
+    assert "| diagonal |" in text and "| transpose |" in text and "## Runs" in text
+    assert text.count("--cases diagonal transpose") == 1 and text.count("--cases transpose eager") == 1
+
+
+def _report():
+    spec = importlib.util.spec_from_file_location("bench_report", REPO / "benchmarks" / "bench_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(tag: str) -> dict:
+    times = {"ours": 2.0, "gather": 4.0, "native": None, "torch": None, "numpy": 1.0, "copy": 1.0}
+    return {"description": tag, "layout": "(2,):(1,)+0", "views": 1, "out_elements": 2, "out_bytes": 8,
+            "native_op": None, "lowering_path": "structured", "target_group": None, "times_s": times,
+            "min_times_s": times, "ratios": {}, "aa_ratio": 1.0, "compile_s": {"ours": 0.1},
+            "hlo_bytes": 1024, "temp_bytes": {"ours": 0}, "agrees_with_numpy": {"ours": True},
+            "run": {"timestamp": f"2026-01-0{tag[-1]} 00:00 UTC", "command": tag}}
+
+
+def test_merge_results_replaces_only_what_was_measured():
+    report = _report()
+    meta = {"small": False, "command": "old", "timestamp": "2026-01-01 00:00 UTC", "plot": "p.png"}
+    stored = {"meta": meta, "cases": {"a": _record("run1"), "b": _record("run1"), "gone": _record("run1")},
+              "eager": {"view": {"ratio": 2.0, "ratio_min": 2.0}},
+              "sweep": {"transpose": [{"log2_elements": 10, "compile_s": {"ours": 0.1}, "hlo_bytes": 1}]}}
+    new = {"meta": {"small": False, "command": "new"}, "cases": {"b": _record("run2")}}
+    merged = report.merge_results(stored, new, ["a", "b"], ["view"])
+    assert list(merged["cases"]) == ["a", "b"]
+    assert [merged["cases"][n]["run"]["command"] for n in "ab"] == ["run1", "run2"]
+    assert merged["eager"]["view"]["run"]["command"] == "old"  # stored without a stamp: the file's meta
+    assert merged["sweep"] == stored["sweep"] and merged["meta"]["plot"] == "p.png"
+    assert {t["target"].split(":")[0] for t in merged["targets"]} == {"a", "b", "eager view"}
+    old_run = ["eager view", "sweep transpose 2^10"]  # stored without stamps: the file's run
+    assert [labels for _, labels in report.runs(merged)] == [old_run, ["a"], ["b"]]
+    small = {"meta": {"small": True, "command": "s"}, "cases": {"b": _record("run3")}}
+    assert list(report.merge_results(stored, small, ["a", "b"], ["view"])["cases"]) == ["b"]
+
+
+def test_docs_benchmarks_md_is_generated_from_the_stored_json(tmp_path):
+    """docs/benchmarks.md is exactly what the stored results render to: regenerate it with
+    ``python benchmarks/bench_report.py --markdown docs/benchmarks.md`` rather than edit it."""
+    report = _report()
+    committed = REPO / "docs" / "benchmarks.md"
+    text = report.render_markdown(report.load_results(report.CONTIGUOUS_JSON),
+                                  report.load_results(report.OVERLAP_JSON), committed)
+    assert text == committed.read_text(), (
+        "docs/benchmarks.md differs from the stored results; run "
+        "`python benchmarks/bench_report.py --markdown docs/benchmarks.md`")
+    out = tmp_path / "docs" / "benchmarks.md"
+    assert report.main(["--markdown", str(out)]) == 0
+    def unlinked(t: str) -> list[str]:  # only the plot's relative link depends on where it is written
+        return [line for line in t.splitlines() if not line.startswith("![time vs size](")]
+    assert unlinked(out.read_text()) == unlinked(text)
 
 
 def test_bench_offsets_small_run():
