@@ -34,6 +34,17 @@ def is_static_offset(offset: Any) -> bool:
     return isinstance(offset, (int, np.integer)) and not isinstance(offset, (bool, np.bool_))
 
 
+def _plain_int(value: Any) -> Any:
+    """``value`` as a Python int when it is a non-bool integer (so that a message reads the
+    same for ``-1``, ``np.int64(-1)`` and a concrete 0-d integer array), else unchanged."""
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
 def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple[int, ...]:
     """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and negatives."""
     if type(values) is tuple and all(type(v) is int and v >= 0 for v in values):
@@ -61,8 +72,9 @@ def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple
                 f"{name} are counted in elements and must be ints."
             ) from None
         if v < 0 and not allow_negative:
+            shown = tuple(_plain_int(x) for x in items)
             raise LayoutError(
-                f"Layout: {name}[{i}]={v} is negative (got {name}={items!r}); "
+                f"Layout: {name}[{i}]={v} is negative (got {name}={shown!r}); "
                 f"{name} must be >= 0."
             )
         out.append(v)

@@ -74,6 +74,33 @@ def _traced_int(value: Any) -> bool:
     return False
 
 
+def _known_int(value: Any) -> int | None:
+    """``value`` as a Python int when it is an integer known now (an int, a NumPy integer,
+    a concrete 0-d integer array), else ``None`` (a tracer, a batch of offsets, a non-integer)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    kind = getattr(getattr(value, "dtype", None), "kind", "i")
+    if getattr(value, "ndim", 0) != 0 or kind not in ("i", "u"):
+        return None
+    if _traced_int(value):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _plain_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``key`` with known integers (NumPy, concrete 0-d arrays) as Python ints, so that an
+    error message reads the same whatever the type of the index."""
+    def plain(k: Any) -> Any:
+        if isinstance(k, slice):
+            return slice(plain(k.start), plain(k.stop), plain(k.step))
+        i = _known_int(k)
+        return k if i is None else i
+    return tuple(plain(k) for k in key)
+
+
 #: Offset arithmetic on traced values (a traced index into a dim, or a traced offset shifted
 #: by a static amount), installed by the array layer (:mod:`functional_strides._traced`): the
 #: view algebra itself never imports jax.
@@ -304,9 +331,10 @@ def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = 
         )
     if any(n < 0 for n in size):
         raise LayoutError(f"as_strided: negative sizes are not supported (got size={list(size)}).")
-    if isinstance(offset, int) and not isinstance(offset, bool) and offset < 0:
+    known = _known_int(offset)
+    if known is not None and known < 0:
         raise StorageError(
-            f"as_strided: invalid storage offset {offset} (got size={list(size)}, "
+            f"as_strided: invalid storage offset {known} (got size={list(size)}, "
             f"stride={list(stride)}); the offset must be >= 0."
         )
     return Layout(size, stride, offset)
@@ -804,11 +832,11 @@ def getitem(layout: Layout, key: Any) -> Layout:
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
         raise LayoutError(f"getitem: an index can only have a single ellipsis ('...') (got index "
-                          f"{key!r}, layout {layout}).")
+                          f"{_plain_key(key)!r}, layout {layout}).")
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > layout.ndim:
         raise OutOfRangeError(f"getitem: too many indices for tensor of dimension {layout.ndim} "
-                              f"(got {consumed} indices {key!r}, layout {layout}).")
+                              f"(got {consumed} indices {_plain_key(key)!r}, layout {layout}).")
     if any(k is Ellipsis for k in key):
         i = next(j for j, k in enumerate(key) if k is Ellipsis)
         key = (*key[:i], *(slice(None),) * (layout.ndim - consumed), *key[i + 1:])
@@ -821,8 +849,9 @@ def getitem(layout: Layout, key: Any) -> Layout:
             start, stop, step = (None if v is None else _index("getitem", f"slice {part}", v, IndexTypeError)
                                  for part, v in (("start", k.start), ("stop", k.stop), ("step", k.step)))
             if step is not None and step <= 0:
-                raise LayoutError(f"getitem: step must be greater than zero (got slice {k}, layout "
-                                  f"{layout}); negative strides are not supported.")
+                raise LayoutError(f"getitem: step must be greater than zero (got slice "
+                                  f"{_plain_key((k,))[0]}, layout {layout}); negative strides are not "
+                                  "supported.")
             n = out.shape[d]
             lo, hi, st = slice(start, stop, step).indices(n)
             length = max(0, -(-(hi - lo) // st))
@@ -838,14 +867,14 @@ def getitem(layout: Layout, key: Any) -> Layout:
             )
         elif not hasattr(k, "__index__") or getattr(k, "ndim", 0) != 0:
             raise IndexTypeError(
-                f"getitem: index {k!r} of type {type(k).__name__} cannot index (got index {key!r}, "
-                f"layout {layout}); valid indices are ints, slices of ints, None and ... (and, copying, "
-                "integer or boolean arrays through jnp.asarray(x)[index])."
+                f"getitem: index {k!r} of type {type(k).__name__} cannot index (got index "
+                f"{_plain_key(key)!r}, layout {layout}); valid indices are ints, slices of ints, None and "
+                "... (and, copying, integer or boolean arrays through jnp.asarray(x)[index])."
             )
         else:
             i, n = _index("getitem", "index", k, IndexTypeError), out.shape[d]
             if not -n <= i < n:
                 raise OutOfRangeError(f"getitem: index {i} is out of bounds for dimension {d} with size "
-                                      f"{n} (got index {key!r}, layout {layout}).")
+                                      f"{n} (got index {_plain_key(key)!r}, layout {layout}).")
             out = select(out, d, i)
     return out

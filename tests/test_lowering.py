@@ -196,7 +196,7 @@ TRANSFORM_LAYOUTS = {
     "structured": Layout((3, 4), (0, 2), 1),
     "slices": Layout((5, 4), (2, 1)),
     "row_gather": Layout((5, 4), (2, 1)),
-    "gather": Layout((3, 3), (2, 3)),
+    "gather": Layout((4, 3), (2, 3)),   # (0, 1) and (3, 0)... share slots: 3 = 0 + 3, 6 = 3 * 2
 }
 
 
@@ -230,6 +230,7 @@ def test_vmap_over_a_batch_of_storages(method):
 @pytest.mark.parametrize("method", PATHS)
 def test_grad_through_overlapping_views(method):
     layout = TRANSFORM_LAYOUTS[method]
+    assert oracle.has_internal_overlap(layout) and plan(layout, method) == method
     storage = jnp.asarray(np.linspace(-1.0, 1.0, 16), jnp.float32)
     read = jax.jit(lambda s: materialize(s, layout, method=method))
     check_grads(read, (storage,), order=2, modes=("fwd", "rev"), eps=1e-2)

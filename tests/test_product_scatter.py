@@ -119,7 +119,8 @@ GRAD_CASES = [
     Layout((5, 4), (2, 1)),  # many overlapping windows
     Layout((3, 3), (1, 1)),  # a Hankel view: each slot shared by up to 3 elements
     Layout((2, 3, 4), (0, 2, 1), 1),  # expanded windows
-    Layout((4, 2), (1, 2)),  # interleaved rows (no element overlap, padded rows overlap)
+    Layout((4, 2), (1, 2)),  # interleaved rows: (i, j) -> i + 2j, so (2, 0) and (0, 1) share slot 2
+    Layout((2, 2), (1, 2)),  # interleaved rows, no element overlap (the padded rows overlap)
 ]
 
 
@@ -131,6 +132,10 @@ def test_check_grads_second_order():
             return jnp.sin(write(s, EXAMPLE, v, mode="mul", method="scatter")) * jnp.linspace(0.1, 1.0, 7)
 
         check_grads(jax.jit(f), (storage, src), order=2, modes=("fwd", "rev"))
+
+
+def test_grad_cases_overlap_as_their_comments_say():
+    assert [oracle.has_internal_overlap(layout) for layout in GRAD_CASES] == [True] * 5 + [False]
 
 
 @pytest.mark.parametrize("layout", GRAD_CASES, ids=str)

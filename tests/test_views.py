@@ -7,7 +7,8 @@
   ``np.expand_dims``, ``np.broadcast_to``, ``np.diagonal``, ``sliding_window_view``,
   ``np.split``, basic indexing, ``reshape``).
 * Postconditions: equivalent spellings agree (``view(-1)`` and the explicit size, ``unfold``
-  and window slicing, ``expand`` and ``broadcast_to``, method and module-level function),
+  and window slicing, method and module-level function; ``expand``, ``broadcast_to``,
+  ``expand_as`` and ``unbind`` each against their rule and NumPy, not against one another),
   split pieces reassemble, and the JAX materialisation equals the oracle.
 """
 
@@ -377,34 +378,53 @@ def test_unfold_equals_window_slicing(layout: Layout, data: st.DataObject) -> No
         assert views.select(out, d, i) == window
 
 
+def _expandable(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """PyTorch's ``expand`` rule: the trailing dims match (or are 1, or -1 keeps them), new
+    leading dims are given explicitly."""
+    lead = len(target) - len(shape)
+    if lead < 0 or any(t < 0 for t in target[:lead]):
+        return False
+    return all(t == -1 or t == n or (n == 1 and t >= 0) for n, t in zip(shape, target[lead:], strict=True))
+
+
 @given(layout=layouts(), data=st.data())
-def test_expand_equals_broadcast_to(layout: Layout, data: st.DataObject) -> None:
+def test_expand_and_broadcast_to_follow_the_expand_rule(layout: Layout, data: st.DataObject) -> None:
+    # each spelling is checked against the rule and NumPy, not against the others (broadcast_to
+    # calls expand: comparing them would prove nothing)
     from strategies import expand_shapes
 
     target = data.draw(expand_shapes(layout.shape))
     storage = storage_for(layout)
     x = fs.as_strided(jnp.asarray(storage), layout.shape, layout.strides, layout.offset)
-    try:
-        expanded = fs.expand(x, target)
-    except LayoutError:
-        with pytest.raises(LayoutError):
-            fs.broadcast_to(x, target)
+    spellings = {"fs.expand": lambda: fs.expand(x, target),
+                 "fs.broadcast_to": lambda: fs.broadcast_to(x, target),
+                 "x.broadcast_to": lambda: x.broadcast_to(target),
+                 "x.expand": lambda: x.expand(*target)}
+    if not _expandable(layout.shape, target):
+        for name, call in spellings.items():
+            with pytest.raises(LayoutError):
+                call()
+                pytest.fail(f"{name}{target} of {layout} did not raise")
         return
-    assert fs.broadcast_to(x, target).layout == expanded.layout == x.broadcast_to(target).layout
-    assert fs.expand_as(x, np.empty(expanded.shape)).layout == expanded.layout
-    assert expanded.storage_offset() == layout.offset and fs.shares_storage(expanded, x)
-    shape, strides, lead = expanded.shape, expanded.stride(), expanded.ndim - layout.ndim
-    for d in range(expanded.ndim - 1, -1, -1):
-        if layout.ndim == 0:
-            want = 0  # a scalar broadcasts with stride 0 everywhere
-        elif d >= lead:
-            src = d - lead
-            want = layout.strides[src] if layout.shape[src] == shape[d] else 0
-        else:
-            want = shape[d + 1] * strides[d + 1] if shape[d] == 1 else 0
-        assert strides[d] == want, (d, expanded.layout)
-    np.testing.assert_array_equal(oracle.materialize(storage, expanded.layout),
-                                  np.broadcast_to(oracle.materialize(storage, layout), shape))
+    lead = len(target) - layout.ndim
+    shape = tuple(n if t == -1 else t for n, t in zip((1,) * lead + layout.shape, target, strict=True))
+    dense = np.broadcast_to(oracle.materialize(storage, layout), shape)
+    results = {name: call() for name, call in spellings.items()}
+    results["fs.expand_as"] = fs.expand_as(x, np.empty(shape))
+    for name, expanded in results.items():
+        assert expanded.shape == shape, name
+        assert expanded.storage_offset() == layout.offset and fs.shares_storage(expanded, x), name
+        strides = expanded.stride()
+        for d in range(len(shape) - 1, -1, -1):
+            if layout.ndim == 0:
+                want = 0  # a scalar broadcasts with stride 0 everywhere
+            elif d >= lead:
+                src = d - lead
+                want = layout.strides[src] if layout.shape[src] == shape[d] else 0
+            else:
+                want = shape[d + 1] * strides[d + 1] if shape[d] == 1 else 0
+            assert strides[d] == want, (name, d, expanded.layout)
+        np.testing.assert_array_equal(oracle.materialize(storage, expanded.layout), dense, err_msg=name)
 
 
 @given(layout=layouts(min_rank=1), data=st.data())
@@ -426,9 +446,24 @@ def test_split_pieces_reassemble(layout: Layout, data: st.DataObject) -> None:
 
 
 @given(layout=layouts(min_rank=1), data=st.data())
-def test_unbind_equals_select(layout: Layout, data: st.DataObject) -> None:
+def test_unbind_matches_its_definition_and_numpy(layout: Layout, data: st.DataObject) -> None:
+    # piece i drops dim d and moves the offset by i * strides[d]; its values are np.take(dense, i, d)
+    # (not compared with select, which unbind is built from)
     d = data.draw(st.integers(-layout.ndim, layout.ndim - 1))
-    assert views.unbind(layout, d) == tuple(views.select(layout, d, i) for i in range(layout.shape[d]))
+    k = d % layout.ndim
+    storage, dense = _dense(layout)
+    pieces = views.unbind(layout, d)
+    assert len(pieces) == layout.shape[k]
+    for i, piece in enumerate(pieces):
+        assert piece.shape == layout.shape[:k] + layout.shape[k + 1:]
+        assert piece.strides == layout.strides[:k] + layout.strides[k + 1:]
+        assert piece.offset == layout.offset + i * layout.strides[k]
+        np.testing.assert_array_equal(oracle.materialize(storage, piece), np.take(dense, i, axis=k))
+    x = fs.as_strided(jnp.asarray(storage), layout.shape, layout.strides, layout.offset)
+    got = [np.asarray(p) for p in x.unbind(d)]
+    assert len(got) == layout.shape[k]
+    for i, values in enumerate(got):
+        np.testing.assert_array_equal(values, np.take(dense, i, axis=k))
 
 
 @given(layout=layouts())
@@ -438,7 +473,9 @@ def test_permute_roundtrip_and_transpose_involution(layout: Layout) -> None:
     assert views.permute(views.permute(layout, perm), perm) == layout
     if r:
         assert views.transpose(views.transpose(layout, 0, -1), 0, -1) == layout
-        assert views.movedim(layout, 0, -1) == views.permute(layout, (*range(1, r), 0))
+        moved = views.movedim(layout, 0, -1)  # dim 0 goes last, the others keep their order
+        assert moved == Layout((*layout.shape[1:], layout.shape[0]), (*layout.strides[1:], layout.strides[0]),
+                               layout.offset)
 
 
 @given(layout=layouts())
