@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape, Strides
 from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
