@@ -511,7 +511,8 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
 
     Semantics: ``torch.Tensor.expand`` (``inferExpandGeometry``)."""
     sizes = tuple(_index("expand", "size", s) for s in shape)
-    if len(sizes) < layout.ndim:
+    nd, in_shape, in_strides = len(layout.shape), layout.shape, layout.strides
+    if len(sizes) < nd:
         raise LayoutError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to the "
             f"number of dimensions in the tensor ({layout.ndim}) (got shape {list(sizes)}, layout {layout})."
@@ -519,9 +520,9 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
     n = len(sizes)
     out_shape, out_strides = [0] * n, [0] * n
     for i in range(n - 1, -1, -1):
-        d = layout.ndim - n + i
-        size = layout.shape[d] if d >= 0 else 1
-        stride = layout.strides[d] if d >= 0 else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < n else 1)
+        d = nd - n + i
+        size = in_shape[d] if d >= 0 else 1
+        stride = in_strides[d] if d >= 0 else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < n else 1)
         target = sizes[i]
         if target == -1:
             if d < 0:
@@ -543,7 +544,7 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
                 )
             size, stride = target, 0
         out_shape[i], out_strides[i] = size, stride
-    if layout.ndim == 0:
+    if nd == 0:
         out_strides = [0] * n  # a scalar broadcasts with stride 0 in every dim, size-1 ones too
     return _trusted(tuple(out_shape), tuple(out_strides), layout.offset)
 
@@ -832,15 +833,16 @@ def getitem(layout: Layout, key: Any) -> Layout:
     PyTorch accepts several ``...`` in one key (each one skips the unindexed dims again);
     here, as in NumPy, a key holds at most one."""
     key = key if isinstance(key, tuple) else (key,)
-    if sum(k is Ellipsis for k in key) > 1:
+    ellipses = sum(k is Ellipsis for k in key)
+    if ellipses > 1:
         raise LayoutError(f"getitem: an index can only have a single ellipsis ('...') (got index "
                           f"{_plain_key(key)!r}, layout {layout}).")
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    consumed = len(key) - ellipses - sum(k is None for k in key)
     if consumed > layout.ndim:
         raise OutOfRangeError(f"getitem: too many indices for tensor of dimension {layout.ndim} "
                               f"(got {consumed} indices {_plain_key(key)!r}, layout {layout}).")
-    if any(k is Ellipsis for k in key):
-        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+    if ellipses:
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)  # by identity: never == on arrays
         key = (*key[:i], *(slice(None),) * (layout.ndim - consumed), *key[i + 1:])
     out, d = layout, 0
     for k in key:
@@ -848,6 +850,9 @@ def getitem(layout: Layout, key: Any) -> Layout:
             out = unsqueeze(out, d)
             d += 1
         elif isinstance(k, slice):
+            if k.start is None and k.stop is None and k.step is None:  # ":" keeps the dim as it is
+                d += 1
+                continue
             start, stop, step = (None if v is None else _index("getitem", f"slice {part}", v, IndexTypeError)
                                  for part, v in (("start", k.start), ("stop", k.stop), ("step", k.step)))
             if step is not None and step <= 0:
