@@ -43,49 +43,53 @@ def benchmarks(out: Path) -> list[Path]:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    paths = []
     result = json.loads((REPO / "benchmarks/results/bench_contiguous.json").read_text())
     cases = result["cases"]
     names = list(cases)
-    fig = Figure(figsize=(9, 4))
+    contiguous = {f"ours / {col}": [cases[n]["ratios"].get(col) or 0.0 for n in names]
+                  for col in ("torch", "gather", "native")}
+    writes = json.loads((REPO / "benchmarks/results/bench_writes.json").read_text())
+    write_ratios = {"ours / jnp .at[]": [w["ours_s"] / w["at_s"] for w in writes],
+                    "ours / jnp .at[] (donated)": [w["ours_donated_s"] / w["at_donated_s"] for w in writes],
+                    "ours donated / torch in place": [w["ours_donated_s"] / w["torch_s"] for w in writes]}
+    return [
+        _ratio_bars(Figure(figsize=(9, 4)), names, contiguous, out / "bench-contiguous.png",
+                    title="contiguous(): ours against PyTorch, a plain gather and the native XLA op",
+                    ylabel="time ratio (below 1: ours faster)", rotation=30, fontsize=8),
+        _ratio_bars(Figure(figsize=(9, 3.6)), [w["case"] for w in writes], write_ratios,
+                    out / "bench-writes.png", title="functional writes through views",
+                    ylabel="time ratio (log)", rotation=20, fontsize=7, log=True),
+        *_sweep(out),
+    ]
+
+
+def _ratio_bars(fig, labels, series, path: Path, *, title: str, ylabel: str, rotation: int,
+                fontsize: int, log: bool = False) -> Path:
+    """Grouped bars of time ratios (one group per case, one bar per series), a line at 1."""
     ax = fig.subplots()
     width = 0.27
-    for k, col in enumerate(("torch", "gather", "native")):
-        ratios = [cases[n]["ratios"].get(col) or 0.0 for n in names]
-        ax.bar([i + (k - 1) * width for i in range(len(names))], ratios, width, label=f"ours / {col}")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("time ratio (below 1: ours faster)")
-    ax.set_title("contiguous(): ours against PyTorch, a plain gather and the native XLA op")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "bench-contiguous.png")
-    fig.savefig(paths[-1], dpi=90)
-
-    writes = json.loads((REPO / "benchmarks/results/bench_writes.json").read_text())
-    fig = Figure(figsize=(9, 3.6))
-    ax = fig.subplots()
-    labels = [w["case"] for w in writes]
-    series = {"ours / jnp .at[]": [w["ours_s"] / w["at_s"] for w in writes],
-              "ours / jnp .at[] (donated)": [w["ours_donated_s"] / w["at_donated_s"] for w in writes],
-              "ours donated / torch in place": [w["ours_donated_s"] / w["torch_s"] for w in writes]}
     for k, (label, ratios) in enumerate(series.items()):
         ax.bar([i + (k - 1) * width for i in range(len(labels))], ratios, width, label=label)
     ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("time ratio (log)")
-    ax.set_title("functional writes through views")
-    ax.legend(fontsize=7)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xticks(range(len(labels)), labels, rotation=rotation, ha="right", fontsize=fontsize)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=fontsize)
     fig.tight_layout()
-    paths.append(out / "bench-writes.png")
-    fig.savefig(paths[-1], dpi=90)
+    fig.savefig(path, dpi=90)
+    return path
 
+
+def _sweep(out: Path) -> list[Path]:
+    """The stored size-sweep plot, copied next to the other figures (none when absent)."""
     sweep = REPO / "benchmarks/results/bench_contiguous_sweep.png"
-    if sweep.exists():
-        paths.append(out / "bench-contiguous-sweep.png")
-        paths[-1].write_bytes(sweep.read_bytes())
-    return paths
+    if not sweep.exists():
+        return []
+    path = out / "bench-contiguous-sweep.png"
+    path.write_bytes(sweep.read_bytes())
+    return [path]
 
 
 def main(argv: list[str]) -> int:
