@@ -32,6 +32,7 @@ from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
 from .ops import chunk as chunk
+from .ops import clone as clone
 from .ops import contiguous as contiguous
 from .ops import diagonal as diagonal
 from .ops import diagonal_scatter as diagonal_scatter
@@ -81,6 +82,7 @@ __all__ = [
     "ascend",
     "broadcast_to",
     "chunk",
+    "clone",
     "contiguous",
     "contiguous_strides",
     "cute",

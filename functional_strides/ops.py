@@ -1,8 +1,10 @@
 """Module-level view ops: ``fs.permute(x, (1, 0))`` is ``x.permute(1, 0)``.
 
 Each function accepts a ``StridedArray`` or a JAX/NumPy array (viewed with
-:func:`from_array`) and returns views over the same storage; see the ``StridedArray``
-method of the same name for semantics, errors and the PyTorch function matched.
+:func:`from_array`) and returns views over the same storage. Each shows the docstring of
+the ``StridedArray`` method of the same name (shapes, strides in elements, errors, an
+example and the PyTorch function matched), which is also that of the rule in
+:mod:`functional_strides.views`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import views
+from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError
 from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
     "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
-    "broadcast_to", "chunk", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
+    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
     "mT", "narrow", "permute", "reshape", "select", "split", "squeeze", "t", "transpose", "unbind",
     "unflatten", "unfold", "unsqueeze", "view",
 ]
@@ -34,119 +37,124 @@ def _int_sequence(op: str, name: str, value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
+@_shares_doc(StridedArray.view)
 def view(x: Any, /, shape: Sequence[Any]) -> StridedArray:
-    """``x.view(shape)``: a view or ``ViewError``. Semantics: ``torch.Tensor.view``."""
     return from_array(x).view(_int_sequence("view", "shape", shape))
 
 
+@_shares_doc(StridedArray.reshape)
 def reshape(x: Any, /, shape: Sequence[Any]) -> StridedArray:
-    """``x.reshape(shape)``: a view if possible, else a copy. Semantics: ``torch.reshape``."""
     return from_array(x).reshape(_int_sequence("reshape", "shape", shape))
 
 
+@_shares_doc(StridedArray.flatten)
 def flatten(x: Any, /, start_dim: int = 0, end_dim: int = -1) -> StridedArray:
-    """``x.flatten(start_dim, end_dim)``. Semantics: ``torch.flatten``."""
     return from_array(x).flatten(start_dim, end_dim)
 
 
+@_shares_doc(StridedArray.unflatten)
 def unflatten(x: Any, /, dim: int, sizes: Sequence[Any]) -> StridedArray:
-    """``x.unflatten(dim, sizes)``. Semantics: ``torch.unflatten``."""
     return from_array(x).unflatten(dim, sizes)
 
 
+@_shares_doc(StridedArray.permute)
 def permute(x: Any, /, dims: Sequence[Any]) -> StridedArray:
-    """``x.permute(dims)``. Semantics: ``torch.permute``."""
     return from_array(x).permute(_int_sequence("permute", "dims", dims))
 
 
+@_shares_doc(StridedArray.transpose)
 def transpose(x: Any, /, dim0: int, dim1: int) -> StridedArray:
-    """``x.transpose(dim0, dim1)``. Semantics: ``torch.transpose``."""
     return from_array(x).transpose(dim0, dim1)
 
 
+@_shares_doc(StridedArray.t)
 def t(x: Any, /) -> StridedArray:
-    """``x.t()``. Semantics: ``torch.t``."""
     return from_array(x).t()
 
 
+@_shares_doc(StridedArray.T.fget)
 def T(x: Any, /) -> StridedArray:  # noqa: N802 - PyTorch's name
-    """``x.T``. Semantics: ``torch.Tensor.T``."""
     return from_array(x).T
 
 
+@_shares_doc(StridedArray.mT.fget)
 def mT(x: Any, /) -> StridedArray:  # noqa: N802 - PyTorch's name
-    """``x.mT``. Semantics: ``torch.Tensor.mT``."""
     return from_array(x).mT
 
 
+@_shares_doc(StridedArray.movedim)
 def movedim(x: Any, /, source: Any, destination: Any) -> StridedArray:
-    """``x.movedim(source, destination)``. Semantics: ``torch.movedim``."""
     return from_array(x).movedim(source, destination)
 
 
+@_shares_doc(StridedArray.squeeze)
 def squeeze(x: Any, /, dim: Any = None) -> StridedArray:
-    """``x.squeeze(dim)``; ``dim=None`` squeezes every size-1 dim. Semantics: ``torch.squeeze``."""
     return from_array(x).squeeze() if dim is None else from_array(x).squeeze(dim)
 
 
+@_shares_doc(StridedArray.unsqueeze)
 def unsqueeze(x: Any, /, dim: int) -> StridedArray:
-    """``x.unsqueeze(dim)``. Semantics: ``torch.unsqueeze``."""
     return from_array(x).unsqueeze(dim)
 
 
+@_shares_doc(StridedArray.expand)
 def expand(x: Any, /, shape: Sequence[Any]) -> StridedArray:
-    """``x.expand(shape)``. Semantics: ``torch.Tensor.expand``."""
     return from_array(x).expand(_int_sequence("expand", "shape", shape))
 
 
+@_shares_doc(StridedArray.expand_as)
 def expand_as(x: Any, /, other: Any) -> StridedArray:
-    """``x.expand_as(other)``. Semantics: ``torch.Tensor.expand_as``."""
     return from_array(x).expand_as(other)
 
 
+@_shares_doc(StridedArray.broadcast_to)
 def broadcast_to(x: Any, /, shape: Sequence[Any]) -> StridedArray:
-    """``x.broadcast_to(shape)``. Semantics: ``torch.broadcast_to``."""
     return from_array(x).broadcast_to(shape)
 
 
+@_shares_doc(StridedArray.narrow)
 def narrow(x: Any, /, dim: int, start: int, length: int) -> StridedArray:
-    """``x.narrow(dim, start, length)``. Semantics: ``torch.narrow``."""
     return from_array(x).narrow(dim, start, length)
 
 
+@_shares_doc(StridedArray.select)
 def select(x: Any, /, dim: int, index: int) -> StridedArray:
-    """``x.select(dim, index)``. Semantics: ``torch.select``."""
     return from_array(x).select(dim, index)
 
 
+@_shares_doc(StridedArray.unfold)
 def unfold(x: Any, /, dimension: int, size: int, step: int) -> StridedArray:
-    """``x.unfold(dimension, size, step)``. Semantics: ``torch.Tensor.unfold``."""
     return from_array(x).unfold(dimension, size, step)
 
 
+@_shares_doc(StridedArray.diagonal)
 def diagonal(x: Any, /, offset: int = 0, dim1: int = 0, dim2: int = 1) -> StridedArray:
-    """``x.diagonal(offset, dim1, dim2)``. Semantics: ``torch.diagonal``."""
     return from_array(x).diagonal(offset, dim1, dim2)
 
 
+@_shares_doc(StridedArray.split)
 def split(x: Any, /, split_size_or_sections: Any, dim: int = 0) -> tuple[StridedArray, ...]:
-    """``x.split(split_size_or_sections, dim)``. Semantics: ``torch.split``."""
     return from_array(x).split(split_size_or_sections, dim)
 
 
+@_shares_doc(StridedArray.chunk)
 def chunk(x: Any, /, chunks: int, dim: int = 0) -> tuple[StridedArray, ...]:
-    """``x.chunk(chunks, dim)``. Semantics: ``torch.chunk``."""
     return from_array(x).chunk(chunks, dim)
 
 
+@_shares_doc(StridedArray.unbind)
 def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
-    """``x.unbind(dim)``. Semantics: ``torch.unbind``."""
     return from_array(x).unbind(dim)
 
 
+@_shares_doc(StridedArray.contiguous)
 def contiguous(x: Any, /) -> StridedArray:
-    """``x.contiguous()``. Semantics: ``torch.Tensor.contiguous``."""
     return from_array(x).contiguous()
+
+
+@_shares_doc(StridedArray.clone)
+def clone(x: Any, /) -> StridedArray:
+    return from_array(x).clone()
 
 
 def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:
@@ -213,6 +221,9 @@ def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,
     Raises:
       LayoutError: ``step < 1`` or ``src`` shape differs from the slice's;
       OutOfRangeError: ``dim`` out of range.
+    Example:
+      >>> slice_scatter(jnp.zeros((2, 4)), jnp.ones((2, 2)), dim=1, start=0, step=2).tolist()
+      [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 0.0]]
 
     Semantics: ``torch.slice_scatter``."""
     def view_of(c: StridedArray) -> StridedArray:
@@ -228,6 +239,9 @@ def select_scatter(input: Any, src: Any, dim: int, index: int) -> StridedArray:
 
     Raises:
       OutOfRangeError: ``dim``/``index`` out of range; LayoutError: ``src`` shape mismatch.
+    Example:
+      >>> select_scatter(jnp.zeros((2, 3)), jnp.arange(2.0), dim=1, index=-1).tolist()
+      [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
 
     Semantics: ``torch.select_scatter``."""
     return _scatter_into(input, src, lambda c: c.select(dim, index), "select_scatter")
@@ -240,6 +254,9 @@ def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2:
     Raises:
       OutOfRangeError: a dim out of range; LayoutError: ``dim1 == dim2`` or ``src`` shape
       mismatch.
+    Example:
+      >>> diagonal_scatter(jnp.zeros((2, 2)), jnp.ones(2)).tolist()
+      [[1.0, 0.0], [0.0, 1.0]]
 
     Semantics: ``torch.diagonal_scatter``."""
     return _scatter_into(input, src, lambda c: c.diagonal(offset, dim1, dim2), "diagonal_scatter")

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _tensor_names, views
+from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from .layout import Layout, _trusted, dense_strides_like, is_static_offset
 from .lowering import is_traced, materialize
@@ -430,12 +431,22 @@ class StridedArray:
 
     # -- materialisation ------------------------------------------------------------------
     def contiguous(self) -> StridedArray:
-        """``self`` when already contiguous (whatever its offset), else a copy over fresh
-        row-major storage of ``numel`` elements.
+        """The input itself when already contiguous (whatever its offset), else a copy over
+        fresh row-major storage of ``numel`` elements (offset 0).
 
-        Compiles to XLA with in-graph index arithmetic; see ``lowering.materialize``.
+        Forms: ``x.contiguous()``, ``fs.contiguous(x)``. The copy compiles to XLA with index
+        arithmetic generated in the graph (see :func:`functional_strides.materialize` and
+        :func:`functional_strides.plan` for the program chosen); batched arrays copy every item.
+
+        Returns:
+          A ``StridedArray`` with ``is_contiguous()`` true, of the input's dtype.
         Raises:
-          StorageError: indices exceed int32 without ``jax_enable_x64``.
+          StorageError: storage indices exceed int32 while ``jax_enable_x64`` is off.
+        Example:
+          >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
+          >>> y = x.contiguous()
+          >>> y.stride(), y.storage.tolist()
+          ((2, 1), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
 
         Semantics: ``torch.Tensor.contiguous``."""
         if self.layout.is_contiguous():
@@ -454,8 +465,20 @@ class StridedArray:
     def clone(self) -> StridedArray:
         """A copy over fresh storage of ``numel`` elements, offset 0, with PyTorch's
         ``preserve_format`` strides: the same strides when the layout is empty or
-        non-overlapping and dense, else dense strides in the order of this layout's strides
+        non-overlapping and dense, else dense strides in the order of the input's strides
         (:func:`functional_strides.layout.dense_strides_like`).
+
+        Forms: ``x.clone()``, ``fs.clone(x)``.
+
+        Returns:
+          A ``StridedArray`` over a new storage, of the input's dtype.
+        Raises:
+          StorageError: storage indices exceed int32 while ``jax_enable_x64`` is off.
+        Example:
+          >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
+          >>> y = x.clone()
+          >>> y.stride(), y.storage_offset(), y.storage.tolist()
+          ((1, 3), 0, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
 
         Semantics: ``torch.Tensor.clone`` (``memory_format=torch.preserve_format``)."""
         lay = self.layout
@@ -530,23 +553,14 @@ class StridedArray:
         return StridedArray._wrap(new, self.layout)
 
     # -- view ops (metadata only) ---------------------------------------------------------
+    @_shares_doc(views.as_strided)
     def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
-        """View of this array's storage (its own strides ignored); ``storage_offset=None``
-        keeps this array's offset, an explicit one is absolute.
-
-        Raises:
-          LayoutError: length mismatch or negative entries; StorageError past the storage end.
-
-        Semantics: ``torch.Tensor.as_strided``."""
         layout = views.as_strided(self.layout, size, stride, storage_offset)
         _check_fits(self.storage, layout, "as_strided")
         return self._view(layout)
 
+    @_shares_doc(views.view)
     def view(self, *shape: Any) -> StridedArray:
-        """Same storage, new ``shape`` (one -1 inferred); raises ``ViewError`` rather than
-        copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``
-        (``view(dtype)``, a bit reinterpretation, is not supported: use
-        ``jax.lax.bitcast_convert_type`` on ``jnp.asarray(x)``)."""
         if len(shape) == 1 and _is_dtype_request(shape[0]):
             raise LayoutError(
                 f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
@@ -554,9 +568,25 @@ class StridedArray:
         return self._view(views.view(self.layout, _shape_args(shape, "view")))
 
     def reshape(self, *shape: Any) -> StridedArray:
-        """A view when ``view`` would succeed, else a contiguous copy with ``shape``.
+        """A view with ``shape`` (one ``-1`` inferred) when ``view`` would succeed, else a copy
+        with ``shape`` over fresh row-major storage.
 
-        Semantics: ``torch.Tensor.reshape``."""
+        Forms: ``x.reshape(*shape)``, ``fs.reshape(x, shape)``.
+
+        Args:
+          shape: target extents, ints (one may be -1); ``prod(shape) == numel``.
+        Returns:
+          A ``StridedArray``: the view's strides (elements) are PyTorch's ``computeStride``; a
+          copy is contiguous with offset 0.
+        Raises:
+          LayoutError: two -1, an extent below -1, or a product other than numel.
+          LayoutTypeError: an extent that is not an int.
+        Example:
+          >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+          >>> x.reshape(3, 2).stride(), x.t().reshape(6).tolist()
+          ((2, 1), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+
+        Semantics: ``torch.reshape``."""
         new_shape = views.infer_size(_shape_args(shape, "reshape"), self.numel(), op="reshape")
         strides = views.view_strides(self.shape, self.layout.strides, new_shape)
         if strides is not None:
@@ -564,67 +594,107 @@ class StridedArray:
         return self.contiguous().view(new_shape)
 
     def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> StridedArray:
-        """Merge dims ``start_dim..end_dim`` (a view when possible, else a copy).
+        """Merge dims ``start_dim .. end_dim`` into one: a view when ``view`` would succeed,
+        else a copy (rank 0 becomes shape ``(1,)``; ``start_dim == end_dim`` returns the input).
 
-        Semantics: ``torch.Tensor.flatten``."""
+        Forms: ``x.flatten(start_dim=0, end_dim=-1)``, ``fs.flatten(x, start_dim=0, end_dim=-1)``.
+
+        Returns:
+          A ``StridedArray`` of rank ``ndim - (end_dim - start_dim)``.
+        Raises:
+          LayoutError: ``start_dim`` after ``end_dim``.
+          OutOfRangeError: a dim is out of range.
+        Example:
+          >>> x = fs.from_array(jnp.arange(24.0).reshape(2, 3, 4))
+          >>> x.flatten(1).shape, x.flatten(1).stride(), x.permute(2, 0, 1).flatten(1).stride()
+          ((2, 12), (12, 1), (1, 4))
+
+        Semantics: ``torch.flatten``."""
         target = views.flatten_shape(self.layout, start_dim, end_dim)
         return self if target is None else self.reshape(target)
 
     def unflatten(self, dim: Any, sizes: Sequence[Any]) -> StridedArray:
-        """Split ``dim`` into ``sizes`` (one -1 inferred). Semantics: ``torch.Tensor.unflatten``."""
+        """Split ``dim`` into ``sizes`` (one ``-1`` inferred); always a view.
+
+        Forms: ``x.unflatten(dim, sizes)``, ``fs.unflatten(x, dim, sizes)``.
+
+        Args:
+          dim: the dim to split. sizes: a non-empty sequence of ints multiplying to its extent.
+        Returns:
+          A ``StridedArray`` of rank ``ndim + len(sizes) - 1`` over the same storage.
+        Raises:
+          LayoutError: ``sizes`` empty, with two -1 or an entry below -1, or multiplying to
+            another extent than that of ``dim``.
+          LayoutTypeError: ``sizes`` is not a sequence of ints.
+          OutOfRangeError: rank 0, or ``dim`` out of range.
+        Example:
+          >>> x = fs.from_array(jnp.arange(12.0).reshape(2, 6))
+          >>> y = x.unflatten(1, (3, -1))
+          >>> y.shape, y.stride()
+          ((2, 3, 2), (6, 2, 1))
+
+        Semantics: ``torch.unflatten``."""
         return self.view(views.unflatten_shape(self.layout, dim, sizes))
 
+    @_shares_doc(views.permute)
     def permute(self, *dims: Any) -> StridedArray:
-        """Reorder dims. Semantics: ``torch.Tensor.permute``."""
         return self._view(views.permute(self.layout, _shape_args(dims, "permute")))
 
+    @_shares_doc(views.transpose)
     def transpose(self, dim0: Any, dim1: Any) -> StridedArray:
-        """Swap two dims. Semantics: ``torch.Tensor.transpose``."""
         return self._view(views.transpose(self.layout, dim0, dim1))
 
+    @_shares_doc(views.t)
     def t(self) -> StridedArray:
-        """Transpose of a rank <= 2 array. Semantics: ``torch.Tensor.t``."""
         return self._view(views.t(self.layout))
 
     @property
+    @_shares_doc(views.reverse_dims)
     def T(self) -> StridedArray:  # noqa: N802 - PyTorch's name
-        """All dims reversed (warns when rank != 2). Semantics: ``torch.Tensor.T``."""
         return self._view(views.reverse_dims(self.layout))
 
     @property
+    @_shares_doc(views.mT)
     def mT(self) -> StridedArray:  # noqa: N802 - PyTorch's name
-        """Last two dims swapped. Semantics: ``torch.Tensor.mT``."""
         return self._view(views.mT(self.layout))
 
+    @_shares_doc(views.movedim)
     def movedim(self, source: Any, destination: Any) -> StridedArray:
-        """Move dims. Semantics: ``torch.Tensor.movedim``."""
         return self._view(views.movedim(self.layout, source, destination))
 
+    @_shares_doc(views.squeeze)
     def squeeze(self, dim: Any = _ALL_DIMS) -> StridedArray:
-        """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple of ints).
-
-        Raises:
-          LayoutTypeError: ``dim`` is not an int or a tuple of ints (``None`` included, as in
-            PyTorch: omit ``dim`` to squeeze every dim).
-        Semantics: ``torch.Tensor.squeeze``."""
         if dim is None:
             raise LayoutTypeError(f"squeeze: dim must be an int or a tuple of ints, not None (layout "
                                   f"{self.layout}); call squeeze() without dim to drop every size-1 dim.")
         return self._view(views.squeeze(self.layout, None if dim is _ALL_DIMS else dim))
 
+    @_shares_doc(views.unsqueeze)
     def unsqueeze(self, dim: Any) -> StridedArray:
-        """Insert a size-1 dim. Semantics: ``torch.Tensor.unsqueeze``."""
         return self._view(views.unsqueeze(self.layout, dim))
 
+    @_shares_doc(views.expand)
     def expand(self, *sizes: Any) -> StridedArray:
-        """Broadcast size-1 dims (stride 0). Semantics: ``torch.Tensor.expand``."""
         return self._view(views.expand(self.layout, _shape_args(sizes, "expand")))
 
     def expand_as(self, other: Any) -> StridedArray:
-        """``expand(other.shape)``. Semantics: ``torch.Tensor.expand_as``.
+        """``expand(other.shape)``: broadcast to the shape of another array (a view).
 
+        Forms: ``x.expand_as(other)``, ``fs.expand_as(x, other)``.
+
+        Args:
+          other: any array with a ``shape`` (``StridedArray``, ``jax.Array``, ``np.ndarray``).
+        Returns:
+          As ``expand``: broadcast dims have stride 0 (elements).
         Raises:
-          LayoutTypeError: ``other`` has no ``shape`` (not an array)."""
+          LayoutTypeError: ``other`` has no ``shape``.
+          LayoutError: the shapes do not broadcast (see ``expand``).
+        Example:
+          >>> x = fs.from_array(jnp.arange(3.0))
+          >>> x.expand_as(jnp.zeros((2, 3))).stride()
+          (0, 1)
+
+        Semantics: ``torch.Tensor.expand_as``."""
         shape = getattr(other, "shape", None)
         if shape is None:
             raise LayoutTypeError(f"expand_as: other must be an array with a shape, not "
@@ -633,42 +703,55 @@ class StridedArray:
         return self.expand(tuple(shape))
 
     def broadcast_to(self, shape: Sequence[Any]) -> StridedArray:
-        """``expand(shape)``; an int ``n`` is the shape ``(n,)``. Semantics: ``torch.broadcast_to``.
+        """``expand(shape)``; an int ``n`` is the shape ``(n,)`` (a view).
 
+        Forms: ``x.broadcast_to(shape)``, ``fs.broadcast_to(x, shape)``.
+
+        Args:
+          shape: target extents (an int or a sequence of ints; ``-1`` keeps an extent).
+        Returns:
+          As ``expand``: broadcast dims have stride 0 (elements).
         Raises:
-          LayoutTypeError: ``shape`` is not an int or a sequence of ints."""
+          LayoutTypeError: ``shape`` is not an int or a sequence of ints.
+          LayoutError: the shapes do not broadcast (see ``expand``).
+        Example:
+          >>> x = fs.from_array(jnp.arange(3.0))
+          >>> x.broadcast_to((2, 3)).shape, x.broadcast_to((2, 3)).stride()
+          ((2, 3), (0, 1))
+
+        Semantics: ``torch.broadcast_to``."""
         return self.expand(_shape_args((shape,), "broadcast_to"))
 
+    @_shares_doc(views.narrow)
     def narrow(self, dim: Any, start: Any, length: Any) -> StridedArray:
-        """Elements ``start .. start+length-1`` of ``dim``. Semantics: ``torch.Tensor.narrow``."""
         return self._view(views.narrow(self.layout, dim, start, length))
 
+    @_shares_doc(views.select)
     def select(self, dim: Any, index: Any) -> StridedArray:
-        """Fix ``dim`` at ``index``. Semantics: ``torch.Tensor.select``."""
         return self._view(views.select(self.layout, dim, index))
 
+    @_shares_doc(views.unfold)
     def unfold(self, dimension: Any, size: Any, step: Any) -> StridedArray:
-        """Sliding windows along ``dimension``. Semantics: ``torch.Tensor.unfold``."""
         return self._view(views.unfold(self.layout, dimension, size, step))
 
+    @_shares_doc(views.diagonal)
     def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> StridedArray:
-        """Diagonal of two dims, appended last. Semantics: ``torch.Tensor.diagonal``."""
         return self._view(views.diagonal(self.layout, offset, dim1, dim2))
 
+    @_shares_doc(views.split)
     def split(self, split_size_or_sections: Any, dim: Any = 0) -> tuple[StridedArray, ...]:
-        """Views of consecutive pieces of ``dim``. Semantics: ``torch.Tensor.split``."""
         return tuple(self._view(lay) for lay in views.split(self.layout, split_size_or_sections, dim))
 
+    @_shares_doc(views.chunk)
     def chunk(self, chunks: Any, dim: Any = 0) -> tuple[StridedArray, ...]:
-        """Views of ``ceil(n/chunks)``-sized pieces. Semantics: ``torch.Tensor.chunk``."""
         return tuple(self._view(lay) for lay in views.chunk(self.layout, chunks, dim))
 
+    @_shares_doc(views.unbind)
     def unbind(self, dim: Any = 0) -> tuple[StridedArray, ...]:
-        """Views of every index of ``dim``. Semantics: ``torch.Tensor.unbind``."""
         return tuple(self._view(lay) for lay in views.unbind(self.layout, dim))
 
+    @_shares_doc(views.getitem)
     def __getitem__(self, key: Any) -> StridedArray:
-        """Basic indexing as a view. Semantics: ``torch.Tensor.__getitem__`` (view keys)."""
         return self._view(views.getitem(self.layout, key))
 
     def _repr_html_(self) -> str | None:
@@ -725,25 +808,8 @@ def from_array(x: Any) -> StridedArray:
     return StridedArray._wrap(arr.reshape(-1), Layout.contiguous(arr.shape))
 
 
+@_shares_doc(views.as_strided)
 def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
-    """View of ``x``'s underlying storage with ``size``/``stride``/``storage_offset``.
-
-    Args:
-      x: a ``StridedArray`` (its storage is used, its strides ignored) or a JAX/NumPy array
-        (viewed through ``from_array``, i.e. its row-major flattening).
-      size: extents of the result; stride: one stride per extent, in elements, >= 0.
-      storage_offset: absolute index of the first element; ``None`` keeps ``x``'s offset.
-    Returns:
-      A ``StridedArray`` sharing ``x``'s storage.
-    Raises:
-      LayoutError: length mismatch, negative entries; StorageError: past the storage end.
-    Example:
-      >>> import jax.numpy as jnp
-      >>> import numpy as np
-      >>> np.asarray(as_strided(jnp.arange(1, 10), (2, 2), (2, 3), 2)).tolist()
-      [[3, 6], [5, 8]]
-
-    Semantics: ``torch.as_strided``."""
     return from_array(x).as_strided(size, stride, storage_offset)
 
 

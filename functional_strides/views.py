@@ -275,18 +275,28 @@ def _explain_view(layout: Layout, new_shape: Shape) -> str:
 
 
 def view(layout: Layout, shape: Sequence[Any]) -> Layout:
-    """Alias ``layout`` with a new ``shape`` (one -1 inferred); never copies.
+    """A view of the same elements with a new ``shape`` (one ``-1`` inferred); never copies.
+
+    Forms: ``x.view(*shape)``, ``fs.view(x, shape)``, ``views.view(layout, shape)``.
 
     Args:
-      layout: source layout.
-      shape: target extents; ``prod(shape) == layout.numel``.
+      shape: target extents, ints (one may be -1); ``prod(shape) == numel``.
     Returns:
-      Layout with strides from :func:`view_strides`; offset unchanged.
+      The layout (or array over the same storage) of ``shape``, with the strides PyTorch's
+      ``computeStride`` gives (in elements); the offset is unchanged.
     Raises:
-      LayoutError: bad ``shape`` (see :func:`infer_size`).
-      ViewError: the strides cannot express ``shape`` (message lists the chunks).
+      LayoutError: bad ``shape``: two -1, an extent below -1, or a product other than numel
+        (see :func:`infer_size`).
+      ViewError: no strides express ``shape`` over these elements (a new dim would span two
+        storage-contiguous chunks; the message lists the chunks): use ``reshape``, which
+        copies when it must, or ``contiguous()`` first.
+      LayoutTypeError: an extent that is not an int.
     Example:
-      >>> str(view(Layout((3, 4), (4, 1)), (2, -1)))
+      >>> x = fs.from_array(jnp.arange(12.0)).view(3, 4)
+      >>> y = x.view(2, -1)
+      >>> y.shape, y.stride(), y.storage_offset()
+      ((2, 6), (6, 1), 0)
+      >>> str(views.view(fs.Layout((3, 4), (4, 1)), (2, -1)))
       '(2,6):(6,1)+0'
 
     Semantics: ``torch.Tensor.view(*shape)``."""
@@ -298,16 +308,31 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
 
 
 def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = None) -> Layout:
-    """A new layout over the same storage; ``storage_offset=None`` keeps ``layout.offset``.
+    """A view of the storage with the given ``size``, ``stride`` and ``storage_offset``
+    (all in elements), ignoring the input's own strides; ``storage_offset=None`` keeps the
+    input's offset, an explicit one is absolute.
 
+    Forms: ``x.as_strided(size, stride, storage_offset=None)``, ``fs.as_strided(x, ...)``,
+    ``views.as_strided(layout, ...)`` (the last checks no storage bounds: the array forms do).
+
+    Args:
+      size: extents, a sequence of ints >= 0.
+      stride: one stride per extent, ints >= 0 (elements).
+      storage_offset: int >= 0 (elements), or ``None``.
+    Returns:
+      ``Layout(size, stride, offset)`` (over the same storage for the array forms).
     Raises:
-      LayoutError: ``size`` and ``stride`` lengths differ, or an entry/offset is negative.
-        (Bounds against the storage are checked by the caller that holds it.)
-      LayoutTypeError: ``size``/``stride`` not a sequence of ints (a bare int included, as
-        in PyTorch), or an entry/offset not an integer; also a ``TypeError``.
+      LayoutError: ``size`` and ``stride`` lengths differ, or a negative size or stride.
+      StorageError: a negative offset, or (array forms) a view reaching past the storage's end.
+      LayoutTypeError: ``size``/``stride`` not a sequence of ints (a bare int included, as in
+        PyTorch), or an entry or offset that is not an integer.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0))
+      >>> y = x.as_strided((2, 2), (1, 2), 1)
+      >>> y.shape, y.stride(), y.storage_offset(), y.tolist()
+      ((2, 2), (1, 2), 1, [[1.0, 3.0], [2.0, 4.0]])
 
-    Semantics: ``torch.as_strided``: size/stride/offset address the underlying storage,
-    ignoring ``layout``'s own strides; an explicit offset is absolute."""
+    Semantics: ``torch.as_strided``."""
     for name, value in (("size", size), ("stride", stride)):
         if isinstance(value, str) or not isinstance(value, Iterable):
             raise LayoutTypeError(f"as_strided: {name} must be a tuple of ints, not {type(value).__name__} "
@@ -343,14 +368,23 @@ def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = 
 
 
 def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
-    """Reorder dims: result dim ``i`` is input dim ``dims[i]``.
+    """Reorder dims: dim ``i`` of the result is dim ``dims[i]`` of the input (a view).
 
+    Forms: ``x.permute(*dims)``, ``fs.permute(x, dims)``, ``views.permute(layout, dims)``.
+
+    Args:
+      dims: a permutation of ``range(ndim)``; negative dims wrap.
+    Returns:
+      Shape and strides (elements) reordered by ``dims``; offset unchanged.
     Raises:
-      LayoutError: ``len(dims) != ndim`` or a dim repeats.
+      LayoutError: ``len(dims) != ndim``, or a dim repeats.
       OutOfRangeError: a dim is out of range.
+      LayoutTypeError: a dim that is not an int.
     Example:
-      >>> str(permute(Layout((2, 3), (3, 1)), (1, 0)))
-      '(3,2):(1,3)+0'
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+      >>> y = x.permute(1, 0)
+      >>> y.shape, y.stride(), y.storage_offset()
+      ((3, 2), (1, 3), 0)
 
     Semantics: ``torch.permute``."""
     dims = tuple(dims)
@@ -372,10 +406,25 @@ def permute(layout: Layout, dims: Sequence[Any]) -> Layout:
 
 
 def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
-    """Swap two dims. Semantics: ``torch.transpose``.
+    """Swap dims ``dim0`` and ``dim1`` (a view).
 
+    Forms: ``x.transpose(dim0, dim1)``, ``fs.transpose(x, dim0, dim1)``,
+    ``views.transpose(layout, dim0, dim1)``.
+
+    Args:
+      dim0, dim1: dims in ``[-ndim, ndim)`` (rank 0 accepts 0 and -1).
+    Returns:
+      Shape and strides (elements) with the two entries swapped; offset unchanged.
     Raises:
-      OutOfRangeError: a dim is out of range."""
+      OutOfRangeError: a dim is out of range.
+      LayoutTypeError: a dim that is not an int.
+    Example:
+      >>> x = fs.from_array(jnp.arange(24.0).reshape(2, 3, 4))
+      >>> y = x.transpose(0, 2)
+      >>> y.shape, y.stride()
+      ((4, 3, 2), (1, 4, 12))
+
+    Semantics: ``torch.transpose``."""
     d0 = canonical_dim(dim0, layout.ndim, op="transpose", layout=layout)
     d1 = canonical_dim(dim1, layout.ndim, op="transpose", layout=layout)
     if layout.ndim == 0:
@@ -387,10 +436,20 @@ def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
 
 
 def t(layout: Layout) -> Layout:
-    """Transpose a layout of rank <= 2 (rank 0 and 1 unchanged). Semantics: ``torch.t``.
+    """Transpose of an array of rank <= 2 (rank 0 and 1 come back unchanged; a view).
 
+    Forms: ``x.t()``, ``fs.t(x)``, ``views.t(layout)``.
+
+    Returns:
+      ``transpose(0, 1)`` for rank 2, else the input's layout.
     Raises:
-      LayoutError: rank > 2."""
+      LayoutError: rank > 2 (use ``transpose(dim0, dim1)`` or ``mT``).
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+      >>> x.t().shape, x.t().stride()
+      ((3, 2), (1, 3))
+
+    Semantics: ``torch.t``."""
     if layout.ndim > 2:
         raise LayoutError(f"t: expects a layout of rank <= 2, but layout {layout} has rank "
                           f"{layout.ndim}; use transpose(dim0, dim1) or mT.")
@@ -398,7 +457,18 @@ def t(layout: Layout) -> Layout:
 
 
 def reverse_dims(layout: Layout) -> Layout:
-    """Reverse all dims (``x.T``); warns like PyTorch when the rank is not 2.
+    """All dims reversed (a view); warns, as PyTorch does, when the rank is not 2.
+
+    Forms: ``x.T``, ``fs.T(x)``, ``views.reverse_dims(layout)``.
+
+    Returns:
+      Shape and strides (elements) in reverse order; offset unchanged.
+    Raises:
+      Nothing for any rank; a ``UserWarning`` (PyTorch's deprecation) when the rank is not 2.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+      >>> x.T.shape, x.T.stride()
+      ((3, 2), (1, 3))
 
     Semantics: ``torch.Tensor.T``."""
     if layout.ndim != 2:
@@ -413,11 +483,21 @@ def reverse_dims(layout: Layout) -> Layout:
 
 
 def mT(layout: Layout) -> Layout:  # noqa: N802 - PyTorch's name
-    """Swap the last two dims; rank 0 is returned unchanged with a ``UserWarning`` (as
-    PyTorch, which deprecates it). Semantics: ``torch.Tensor.mT``.
+    """The last two dims swapped (a batch of matrices transposed; a view). Rank 0 comes
+    back unchanged with a ``UserWarning``, as PyTorch's deprecation does.
 
+    Forms: ``x.mT``, ``fs.mT(x)``, ``views.mT(layout)``.
+
+    Returns:
+      ``transpose(-2, -1)``.
     Raises:
-      LayoutError: rank 1."""
+      LayoutError: rank 1.
+    Example:
+      >>> x = fs.from_array(jnp.arange(24.0).reshape(2, 3, 4))
+      >>> x.mT.shape, x.mT.stride()
+      ((2, 4, 3), (12, 1, 4))
+
+    Semantics: ``torch.Tensor.mT``."""
     if layout.ndim == 0:
         warnings.warn("mT: `x.mT` on a rank-0 array is deprecated in PyTorch and returns the "
                       "array unchanged; use x.mT only on arrays of rank >= 2.", UserWarning, stacklevel=3)
@@ -428,13 +508,25 @@ def mT(layout: Layout) -> Layout:  # noqa: N802 - PyTorch's name
 
 
 def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
-    """Move dims ``source`` to positions ``destination``; the others keep their order.
+    """Move dims ``source`` to positions ``destination``; the other dims keep their order (a view).
 
+    Forms: ``x.movedim(source, destination)``, ``fs.movedim(x, source, destination)``,
+    ``views.movedim(layout, source, destination)``.
+
+    Args:
+      source, destination: an int or a sequence of ints of equal length; negative dims wrap.
+    Returns:
+      A permutation of the input's shape and strides (elements); offset unchanged.
     Raises:
-      LayoutError: ``source``/``destination`` lengths differ or contain repeats.
+      LayoutError: ``source`` and ``destination`` lengths differ, or either repeats a dim.
       OutOfRangeError: a dim is out of range.
+    Example:
+      >>> x = fs.from_array(jnp.arange(24.0).reshape(2, 3, 4))
+      >>> y = x.movedim(0, -1)
+      >>> y.shape, y.stride()
+      ((3, 4, 2), (4, 1, 12))
 
-    Semantics: ``torch.movedim`` / ``numpy.moveaxis``."""
+    Semantics: ``torch.movedim`` (NumPy's ``moveaxis``)."""
     src, dst = _dims_tuple(source), _dims_tuple(destination)
     if len(src) != len(dst):
         raise LayoutError(f"movedim: invalid source or destination dims: source ({list(src)} dims) "
@@ -458,12 +550,25 @@ def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
 
 
 def squeeze(layout: Layout, dim: Any = None) -> Layout:
-    """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple) that have
-    size 1 (others are kept silently, as in PyTorch).
+    """Drop size-1 dims: all of them, or those listed in ``dim`` (an int or a tuple of
+    ints) that have size 1; listed dims of another size are kept silently, as in PyTorch (a view).
 
+    Forms: ``x.squeeze()`` / ``x.squeeze(dim)``, ``fs.squeeze(x, dim=None)``,
+    ``views.squeeze(layout, dim=None)``.
+
+    Args:
+      dim: an int or a tuple of ints; omitted (the method) or ``None`` (the functions) for all.
+    Returns:
+      The shape and strides (elements) without the dropped dims; offset unchanged.
     Raises:
       LayoutError: a dim appears twice in ``dim`` (after wrapping negative dims).
       OutOfRangeError: a dim is out of range.
+      LayoutTypeError: ``x.squeeze(None)`` (PyTorch refuses it: omit ``dim``), or a dim that
+        is not an int.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(1, 3, 1, 2))
+      >>> x.squeeze().shape, x.squeeze(0).shape, x.squeeze((0, 2)).stride()
+      ((3, 2), (3, 1, 2), (2, 1))
 
     Semantics: ``torch.squeeze``."""
     if dim is None:
@@ -482,13 +587,24 @@ def squeeze(layout: Layout, dim: Any = None) -> Layout:
 
 
 def unsqueeze(layout: Layout, dim: Any) -> Layout:
-    """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``); its stride is
-    ``shape[dim]*strides[dim]``, or 1 at the end.
+    """Insert a size-1 dim at ``dim`` (a view); its stride is ``shape[dim] * strides[dim]``
+    of the dim it precedes, or 1 at the end.
 
+    Forms: ``x.unsqueeze(dim)``, ``fs.unsqueeze(x, dim)``, ``views.unsqueeze(layout, dim)``.
+
+    Args:
+      dim: a position in ``[-ndim-1, ndim]``.
+    Returns:
+      Rank ``ndim + 1``; offset unchanged.
     Raises:
       OutOfRangeError: ``dim`` is out of range.
+      LayoutTypeError: ``dim`` is not an int.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+      >>> x.unsqueeze(1).shape, x.unsqueeze(1).stride(), x.unsqueeze(-1).stride()
+      ((2, 1, 3), (3, 3, 1), (3, 1, 1))
 
-    Semantics: ``torch.unsqueeze`` (``inferUnsqueezeGeometry``)."""
+    Semantics: ``torch.unsqueeze`` (ATen ``inferUnsqueezeGeometry``)."""
     d = canonical_dim(dim, layout.ndim + 1, op="unsqueeze", layout=layout)
     stride = 1 if d >= layout.ndim else layout.shape[d] * layout.strides[d]
     return _trusted((*layout.shape[:d], 1, *layout.shape[d:]),
@@ -497,19 +613,30 @@ def unsqueeze(layout: Layout, dim: Any) -> Layout:
 
 def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
     """Broadcast size-1 dims to ``shape`` without copying (their stride becomes 0); new
-    leading dims are added; -1 keeps an extent.
+    leading dims may be added (stride 0); ``-1`` keeps a dim's extent (a view).
 
+    Forms: ``x.expand(*sizes)``, ``fs.expand(x, shape)``, ``views.expand(layout, shape)``.
+
+    Args:
+      shape: target extents, at least ``ndim`` of them; ``-1`` keeps an existing extent.
+    Returns:
+      Shape ``shape``; expanded and new dims have stride 0 (elements), others keep theirs;
+      offset unchanged. The result overlaps itself where an expanded dim has extent > 1:
+      writes through it need ``overlap=`` (see ``x.at``).
     Raises:
-      LayoutError: fewer target dims than the rank, -1 in a new leading dim, a negative
+      LayoutError: fewer target dims than the rank, ``-1`` in a new leading dim, a negative
         extent, or a non-size-1 dim whose extent differs from its target.
+      LayoutTypeError: an extent that is not an int.
     Example:
-      >>> str(expand(Layout((3, 1), (1, 1)), (2, 3, 4)))
-      '(2,3,4):(0,1,0)+0'
+      >>> x = fs.from_array(jnp.arange(3.0)).view(3, 1)
+      >>> y = x.expand(2, 3, 4)
+      >>> y.shape, y.stride()
+      ((2, 3, 4), (0, 1, 0))
 
-    A rank-0 layout gets stride 0 in every dim. Deviation: PyTorch accepts -1 (and returns
-    a negative extent) when expanding a rank-0 tensor; here -1 in a new dim is refused.
+    A rank-0 input gets stride 0 in every dim. Deviation: PyTorch accepts -1 (and returns a
+    negative extent) when expanding a rank-0 tensor; here -1 in a new dim is refused.
 
-    Semantics: ``torch.Tensor.expand`` (``inferExpandGeometry``)."""
+    Semantics: ``torch.Tensor.expand`` (ATen ``inferExpandGeometry``)."""
     sizes = tuple(_index("expand", "size", s) for s in shape)
     nd, in_shape, in_strides = len(layout.shape), layout.shape, layout.strides
     if len(sizes) < nd:
@@ -550,16 +677,30 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
 
 
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
-    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative). A traced
-    ``start`` (inside ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into
-    ``[0, n - length]``, as ``jnp`` clamps traced indices, since it cannot be checked; the
-    offset takes the width :func:`select` describes.
+    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative; a view).
 
+    Forms: ``x.narrow(dim, start, length)``, ``fs.narrow(x, dim, start, length)``,
+    ``views.narrow(layout, dim, start, length)``.
+
+    A traced ``start`` (inside ``jit``/``vmap``) gives a view with a traced offset, clamped into
+    ``[0, n - length]`` as ``jnp`` clamps traced indices (it cannot be checked); the offset is
+    computed in int32 when every value fits, else in int64 under ``jax_enable_x64``.
+
+    Args:
+      dim: the dim to narrow. start: first element, in ``[-n, n]``. length: count >= 0.
+    Returns:
+      ``shape[dim] == length``, strides unchanged (elements), offset
+      ``offset + start * strides[dim]``.
     Raises:
       LayoutError: rank 0, or a negative ``length``.
-      OutOfRangeError: ``start`` out of range or ``start + length`` past the extent.
-      StorageError: a traced ``start`` (or offset) whose storage offsets exceed int32 while
+      OutOfRangeError: ``dim`` or ``start`` out of range, or ``start + length`` past the extent.
+      StorageError: a traced ``start`` whose storage offsets exceed int32 while
         ``jax_enable_x64`` is off.
+    Example:
+      >>> x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+      >>> y = x.narrow(1, 1, 2)
+      >>> y.shape, y.stride(), y.storage_offset(), y.tolist()[0]
+      ((3, 2), (4, 1), 1, [1.0, 2.0])
 
     Semantics: ``torch.narrow``."""
     if layout.ndim == 0:
@@ -594,17 +735,29 @@ def _slice(layout: Layout, d: int, start: int, length: int, step: int, op: str =
 
 
 def select(layout: Layout, dim: Any, index: Any) -> Layout:
-    """Fix ``dim`` at ``index`` (negative wraps), dropping the dim. A traced ``index`` (inside
-    ``jit``/``vmap``) gives a view with a dynamic offset; it is clamped into ``[0, n-1]``, as
-    ``jnp`` clamps traced indices, since it cannot be checked. The offset is computed in
-    int32 when every value fits, else in int64 (under ``jax_enable_x64``); a stride-0 dim
+    """Fix ``dim`` at ``index`` (negative wraps), dropping the dim (a view).
+
+    Forms: ``x.select(dim, index)``, ``fs.select(x, dim, index)``, ``views.select(layout, dim, index)``.
+
+    A traced ``index`` (inside ``jit``/``vmap``) gives a view with a traced offset, clamped into
+    ``[0, n-1]`` as ``jnp`` clamps traced indices (it cannot be checked). The offset is computed
+    in int32 when every value fits, else in int64 (under ``jax_enable_x64``); a stride-0 dim
     leaves the offset unchanged, whatever its extent.
 
+    Args:
+      dim: the dim to drop. index: in ``[-n, n)``, or a traced integer scalar.
+    Returns:
+      Rank ``ndim - 1``; offset ``offset + index * strides[dim]`` (elements).
     Raises:
-      LayoutError: rank 0.
-      OutOfRangeError: ``dim`` or ``index`` out of range.
-      StorageError: a traced ``index`` (or offset) whose storage offsets exceed int32 while
+      OutOfRangeError: rank 0, or ``dim`` or ``index`` out of range.
+      StorageError: a traced ``index`` whose storage offsets exceed int32 while
         ``jax_enable_x64`` is off.
+      LayoutTypeError: ``index`` is not an integer.
+    Example:
+      >>> x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+      >>> y = x.select(1, -1)
+      >>> y.shape, y.stride(), y.storage_offset(), y.tolist()
+      ((3,), (4,), 3, [3.0, 7.0, 11.0])
 
     Semantics: ``torch.select``."""
     return _select(layout, dim, index, "select")
@@ -632,18 +785,27 @@ def _select(layout: Layout, dim: Any, index: Any, op: str) -> Layout:
 
 
 def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
-    """Sliding windows of ``size`` elements every ``step`` along ``dimension``: that dim
-    becomes ``(n - size) // step + 1`` windows (stride ``step*s``) and a new last dim of
-    extent ``size`` (stride ``s``) is appended. Windows overlap when ``step < size``.
+    """Sliding windows of ``size`` elements every ``step`` along ``dimension`` (a view):
+    that dim becomes ``(n - size) // step + 1`` windows (stride ``step * s``) and a new last dim
+    of extent ``size`` (stride ``s``) is appended. Windows overlap when ``step < size``.
 
+    Forms: ``x.unfold(dimension, size, step)``, ``fs.unfold(x, dimension, size, step)``,
+    ``views.unfold(layout, dimension, size, step)``.
+
+    Args:
+      dimension: the dim to window. size: window length, ``0 <= size <= n``. step: hop >= 1.
+    Returns:
+      Rank ``ndim + 1``; offset unchanged.
     Raises:
       LayoutError: ``size`` larger than the extent or negative; ``step < 1``.
       OutOfRangeError: ``dimension`` out of range.
     Example:
-      >>> str(unfold(Layout((6,), (1,)), 0, 3, 2))
-      '(2,3):(2,1)+0'
+      >>> x = fs.from_array(jnp.arange(6.0))
+      >>> y = x.unfold(0, 3, 2)
+      >>> y.shape, y.stride(), y.tolist()
+      ((2, 3), (2, 1), [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]])
 
-    Semantics: ``torch.Tensor.unfold`` (numpy ``sliding_window_view`` with a step)."""
+    Semantics: ``torch.Tensor.unfold`` (NumPy's ``sliding_window_view`` with a step)."""
     d = canonical_dim(dimension, layout.ndim, op="unfold", layout=layout)
     size, step = _index("unfold", "size", size), _index("unfold", "step", step)
     n = layout.shape[d] if layout.ndim else 1
@@ -664,11 +826,25 @@ def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
 
 def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Layout:
     """The diagonal of dims ``dim1``/``dim2`` (shifted by ``offset``), appended as the last
-    dim with stride ``strides[dim1] + strides[dim2]``.
+    dim with stride ``strides[dim1] + strides[dim2]`` (a view).
 
+    Forms: ``x.diagonal(offset=0, dim1=0, dim2=1)``, ``fs.diagonal(x, ...)``,
+    ``views.diagonal(layout, ...)``.
+
+    Args:
+      offset: 0 for the main diagonal, > 0 above it, < 0 below it. dim1, dim2: distinct dims.
+    Returns:
+      Rank ``ndim - 1``; the diagonal's length is ``max(min(n1, n2 - offset), 0)`` for
+      ``offset >= 0`` (``max(min(n1 + offset, n2), 0)`` below); the offset moves to its first
+      element (elements).
     Raises:
       LayoutError: ``dim1 == dim2``.
       OutOfRangeError: a dim is out of range.
+    Example:
+      >>> x = fs.from_array(jnp.arange(9.0).reshape(3, 3))
+      >>> y = x.diagonal(1)
+      >>> y.shape, y.stride(), y.storage_offset(), y.tolist()
+      ((2,), (4,), 1, [1.0, 5.0])
 
     Semantics: ``torch.diagonal``."""
     k = _index("diagonal", "offset", offset)
@@ -690,12 +866,25 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
 
 
 def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[Layout, ...]:
-    """Split ``dim`` into pieces of ``split_size`` (last one smaller) or of the given sizes.
+    """Views of consecutive pieces of ``dim``: of ``split_size`` elements each (the last one
+    smaller), or of the sizes listed.
 
+    Forms: ``x.split(split_size_or_sections, dim=0)``, ``fs.split(x, ...)``,
+    ``views.split(layout, ...)``.
+
+    Args:
+      split_size_or_sections: an int >= 0 (0 only for an empty dim), or a sequence of sizes
+        summing to the extent. dim: the dim to split.
+    Returns:
+      A tuple of views (layouts) sharing strides; offsets advance along ``dim``.
     Raises:
-      LayoutError: rank 0; a negative split size, or 0 for a non-empty dim; sections that
-        do not sum to the extent.
+      LayoutError: rank 0; a negative split size, or 0 for a non-empty dim; sections that do
+        not sum to the extent.
       OutOfRangeError: ``dim`` out of range.
+    Example:
+      >>> x = fs.from_array(jnp.arange(5.0))
+      >>> [p.tolist() for p in x.split(2)], [p.storage_offset() for p in x.split([1, 4])]
+      ([[0.0, 1.0], [2.0, 3.0], [4.0]], [0, 1])
 
     Semantics: ``torch.split`` / ``torch.split_with_sizes``."""
     if layout.ndim == 0:
@@ -724,11 +913,21 @@ def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[La
 
 
 def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
-    """Split ``dim`` into ``ceil(n/chunks)``-sized pieces (possibly fewer than ``chunks``).
+    """Views of ``ceil(n / chunks)``-element pieces of ``dim`` (possibly fewer than ``chunks``).
 
+    Forms: ``x.chunk(chunks, dim=0)``, ``fs.chunk(x, chunks, dim=0)``, ``views.chunk(layout, ...)``.
+
+    Args:
+      chunks: int >= 1. dim: the dim to split.
+    Returns:
+      A tuple of views (layouts), as :func:`split` with that piece size.
     Raises:
       LayoutError: rank 0, or ``chunks < 1``.
       OutOfRangeError: ``dim`` out of range.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0))
+      >>> [p.shape for p in x.chunk(4)]
+      [(2,), (2,), (2,)]
 
     Semantics: ``torch.chunk``."""
     chunks = _index("chunk", "chunks", chunks)
@@ -746,10 +945,20 @@ def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
 
 
 def unbind(layout: Layout, dim: Any = 0) -> tuple[Layout, ...]:
-    """``select(dim, i)`` for every ``i``. Semantics: ``torch.unbind``.
+    """Views of every index of ``dim``: ``select(dim, i)`` for ``i`` in ``range(n)``.
 
+    Forms: ``x.unbind(dim=0)``, ``fs.unbind(x, dim=0)``, ``views.unbind(layout, dim=0)``.
+
+    Returns:
+      A tuple of ``n`` views (layouts) of rank ``ndim - 1``.
     Raises:
-      OutOfRangeError: rank 0 or ``dim`` out of range."""
+      OutOfRangeError: rank 0, or ``dim`` out of range.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3))
+      >>> [p.tolist() for p in x.unbind(1)]
+      [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+    Semantics: ``torch.unbind``."""
     if layout.ndim == 0:
         raise OutOfRangeError(f"unbind: dimension specified as {dim} but layout {layout} has no "
                               "dimensions.")
@@ -819,8 +1028,14 @@ def _advanced_index(k: Any) -> bool:
 
 
 def getitem(layout: Layout, key: Any) -> Layout:
-    """Basic indexing: ints (negative wrap), slices with step >= 1, ``None``, ``...``.
+    """Basic indexing as a view: ints (negative wrap), slices with step >= 1, ``None``
+    (a new size-1 dim) and ``...``; a traced integer index selects with a traced offset.
 
+    Forms: ``x[key]``, ``views.getitem(layout, key)``.
+
+    Returns:
+      The view PyTorch returns for ``key``: ints drop dims, slices scale strides by their
+      step and move the offset (elements), ``None`` inserts size-1 dims.
     Raises:
       OutOfRangeError: an int index out of range, or too many indices.
       LayoutError: a slice step <= 0, more than one ``...``, or an index kind that would
@@ -828,6 +1043,11 @@ def getitem(layout: Layout, key: Any) -> Layout:
         ``jnp.asarray(x)``).
       IndexTypeError: an index or slice bound of a type that cannot index (a float, a
         string, an object); an ``IndexError`` and a ``TypeError``, as in PyTorch.
+    Example:
+      >>> x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+      >>> y = x[1:, ::2]
+      >>> y.shape, y.stride(), y.storage_offset(), y.tolist()
+      ((2, 2), (4, 2), 4, [[4.0, 6.0], [8.0, 10.0]])
 
     Semantics: ``torch.Tensor.__getitem__`` restricted to view-producing keys. Deviation:
     PyTorch accepts several ``...`` in one key (each one skips the unindexed dims again);
