@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._checks import check_choice
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
 from .errors import LayoutError, StorageError
 from .layout import Layout
@@ -291,8 +292,7 @@ def plan(layout: Layout, method: str = "auto") -> str:
       >>> plan(Layout((4, 4), (1, 4))), plan(Layout((7, 1024), (256, 1))), plan(Layout((3, 3), (2, 3)))
       ('structured', 'row_gather', 'gather')
     """
-    if method not in METHODS:
-        raise LayoutError(f"materialize: unknown method {method!r}; use one of {METHODS}.")
+    check_choice("materialize", "method", method, METHODS)
     if not layout.has_static_offset:  # read through dynamic_window: the view at offset 0
         layout = Layout(layout.shape, layout.strides, 0)
     c = canonicalize(layout)
@@ -410,8 +410,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     Semantics: ``torch.Tensor.contiguous()`` of ``torch.as_strided(storage, shape, strides,
     offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides.
     """
-    if method not in METHODS:
-        plan(layout, method)  # raises
+    check_choice("materialize", "method", method, METHODS)
     if is_traced(storage) or is_traced(layout.offset):
         return _lower(storage, layout, method)
     n = storage.shape[0]

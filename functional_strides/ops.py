@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import jax.numpy as jnp
-import numpy as np
-
 from . import views
 from ._docs import shares_doc as _shares_doc
-from .errors import LayoutError, LayoutTypeError
+from .errors import LayoutTypeError
+from .scatter import check_src
 from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
@@ -157,15 +155,6 @@ def clone(x: Any, /) -> StridedArray:
     return from_array(x).clone()
 
 
-def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:
-    src_shape = tuple(np.shape(src))
-    if src_shape != target.shape:
-        raise LayoutError(
-            f"{op}: expected src to have a size equal to the slice of input: src shape {src_shape}, "
-            f"slice shape {target.shape} (layout {target.layout}). Give src exactly that shape."
-        )
-
-
 def _writable_base(x: StridedArray) -> StridedArray:
     """What PyTorch's ``*_scatter`` ops write into (``clone_preserve_strides``): ``x``'s own
     layout over its storage, or a ``clone()`` when an expanded (stride-0) dim makes
@@ -181,8 +170,7 @@ def _scatter_into(input: Any, src: Any, view_of, op: str) -> StridedArray:
     storage, with ``input``'s shape, strides and offset."""
     base = _writable_base(from_array(input))
     target = view_of(base)
-    _check_src_shape(src, target, op)
-    values = jnp.asarray(src).astype(base.dtype)
+    values = check_src(src, target.shape, base.dtype, op=op, layout=target.layout, exact=True)
     return base.with_storage(target.at[...].set(values, overlap="last").storage)
 
 

@@ -58,6 +58,7 @@ import numpy as np
 from jax import lax
 
 from . import overlap as _overlap
+from ._checks import check_choice
 from ._product_scatter import ScatterSpec, product_scatter
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
 from .errors import LayoutError, OverlapError
@@ -114,14 +115,30 @@ _SCATTER = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
 _COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 
 
-def check_src(src: Any, layout: Layout, dtype: Any, *, op: str) -> jax.Array:
-    """``src`` as an array of the storage ``dtype`` broadcast to ``layout.shape``.
+def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: Layout | None = None,
+              exact: bool = False, batch_shape: tuple[int, ...] = ()) -> jax.Array:
+    """``src`` as an array of the storage ``dtype`` and of shape ``(*batch_shape, *shape)`` (a
+    batched view's items share ``shape``): the one check of what may be written.
+
+    Two rules: jnp's ``.at[]`` (the default) takes any ``src`` that broadcasts to ``shape``
+    and casts without loss (``result_type(src, dtype)`` must be ``dtype``; Python scalars are
+    weakly typed); PyTorch's ``*_scatter`` (``exact=True``) takes a ``src`` of exactly
+    ``shape`` and casts it as ``copy_`` does.
 
     Raises:
-      LayoutError: ``src`` does not broadcast to the view's shape, its dtype cannot be cast
-        to ``dtype`` without loss (jnp's ``.at[]`` rule: ``result_type(src, dtype)`` must be
-        ``dtype``; Python scalars are weakly typed), or it is no number/array or a Python
-        number out of the dtype's range."""
+      LayoutError: ``src`` does not broadcast to (``exact``: does not have) ``shape``, its
+        dtype cannot be cast to ``dtype`` without loss, or it is no number/array or a Python
+        number out of the dtype's range. ``layout`` (the view), when given, is named."""
+    at = f" (layout {layout})" if layout is not None else ""
+    kind = "batched view's" if batch_shape else "view's"
+    shape = (*batch_shape, *shape)
+    if exact:
+        src_shape = tuple(np.shape(src))
+        if src_shape != tuple(shape):
+            raise LayoutError(
+                f"{op}: expected src to have a size equal to the slice of input: src shape {src_shape}, "
+                f"slice shape {tuple(shape)}{at}. Give src exactly that shape.")
+        return jnp.asarray(src).astype(dtype)
     arr = src if isinstance(src, jax.Array) else None
     try:
         if arr is None:
@@ -141,11 +158,11 @@ def check_src(src: Any, layout: Layout, dtype: Any, *, op: str) -> jax.Array:
             f"dtype). Cast src explicitly, e.g. src.astype({jnp.dtype(dtype).name})."
         )
     try:
-        return jnp.broadcast_to(arr, layout.shape)
+        return jnp.broadcast_to(arr, shape)
     except ValueError:
         raise LayoutError(
-            f"{op}: src of shape {tuple(arr.shape)} is not broadcastable to the view's shape "
-            f"{layout.shape} (layout {layout}). Give src that shape, or one that broadcasts to it."
+            f"{op}: src of shape {tuple(arr.shape)} is not broadcastable to the {kind} shape "
+            f"{tuple(shape)}{at}. Give src that shape, or one that broadcasts to it."
         ) from None
 
 
@@ -371,8 +388,6 @@ def _auto(c: Canonical, n: int, mode: str) -> str:
 
 
 def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
-    if method not in METHODS:
-        raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
     if not layout.has_static_offset:  # written through dynamic_window: the view at offset 0
         layout, n = Layout(layout.shape, layout.strides, 0), layout.span + 1
     c = canonicalize(layout)
@@ -425,8 +440,8 @@ def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = 
       >>> plan(Layout((512, 512), (1, 512)), 512 * 512), plan(Layout((3, 4), (4, 1), 2), 20)
       ('structured', 'block')
     """
-    if mode not in MODES:
-        raise LayoutError(f"write: mode must be one of {MODES} (got mode={mode!r}).")
+    check_choice("write", "mode", mode, MODES)
+    check_choice("write", "method", method, METHODS)
     return _plan(layout, storage_size, mode, method, "write")
 
 
@@ -500,13 +515,10 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     Semantics: ``torch.as_strided(storage, ...).copy_(src)`` (``add_``, ``mul_``, ...)
     functionalized; ``storage.at[layout.indices()].set(src)`` (``add``, ``mul``, ``min``,
     ``max``) in jnp, with ``"set"`` made deterministic for overlapping views."""
-    if mode not in MODES:
-        raise LayoutError(f"{op}: mode must be one of {MODES} (got mode={mode!r}).")
-    if overlap not in ("error", "last"):
-        raise LayoutError(f"{op}: overlap must be 'error' or 'last' (got overlap={overlap!r}).")
-    if method not in METHODS:
-        raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
-    values = check_src(src, layout, storage.dtype, op=op)
+    check_choice(op, "mode", mode, MODES)
+    check_choice(op, "overlap", overlap, ("error", "last"))
+    check_choice(op, "method", method, METHODS)
+    values = check_src(src, layout.shape, storage.dtype, op=op, layout=layout)
     if layout.is_empty:
         return storage
     witness = _overlap.internal_overlap_witness(layout)

@@ -19,7 +19,7 @@ from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from .layout import Layout, _trusted, dense_strides_like, is_static_offset
 from .lowering import is_traced, materialize
-from .scatter import write
+from .scatter import check_src, write
 
 __all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]
 
@@ -535,17 +535,7 @@ class StridedArray:
         _check_storage_rank(self.storage, layout)
         nb = len(self.batch_shape)
         if nb:
-            src = jnp.asarray(src)
-            if jnp.ndim(src) > nb + layout.ndim:
-                raise LayoutError(f"{op}: src of shape {src.shape} has more dims than the batched view "
-                                  f"{(*self.batch_shape, *layout.shape)}.")
-            try:
-                src = jnp.broadcast_to(src, (*self.batch_shape, *layout.shape))
-            except ValueError:
-                raise LayoutError(
-                    f"{op}: src of shape {src.shape} is not broadcastable to the batched view's shape "
-                    f"{(*self.batch_shape, *layout.shape)} (layout {layout})."
-                ) from None
+            src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
         else:

@@ -138,9 +138,9 @@ def test_dtype_rules_follow_jnp_at():
 
 def test_bad_mode_and_overlap_arguments():
     view = fs.from_array(jnp.zeros(4))
-    with pytest.raises(LayoutError, match="overlap must be 'error' or 'last'"):
+    with pytest.raises(LayoutError, match=r"unknown overlap 'first'; use one of \('error', 'last'\)"):
         view.at[...].set(1.0, overlap="first")
-    with pytest.raises(LayoutError, match="mode must be one of"):
+    with pytest.raises(LayoutError, match="unknown mode"):
         fs.scatter.write(view.storage, view.layout, 1.0, mode="div")
 
 
