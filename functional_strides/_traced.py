@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import layout as _layout
 from . import views
 from .errors import StorageError
 from .layout import Layout, is_static_offset
@@ -112,3 +113,4 @@ def shifted_offset(op: str, layout: Layout, delta: int) -> Any:
 
 
 views._traced_offsets = sys.modules[__name__]  # the hook the view algebra calls
+_layout._TRACER_TYPES = (jax.core.Tracer,)  # what layout.is_traced recognises

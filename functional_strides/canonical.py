@@ -20,6 +20,7 @@ Strides, offsets and lengths are counted in elements of the storage.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from ._cute_layout import coalesce_modes
@@ -89,7 +90,25 @@ class Canonical:
         return Layout(tuple(n for n, _ in self.dims), tuple(s for _, s in self.dims), self.offset)
 
 
+#: How many canonical forms, boxes and window splits are kept: a program lowers a layout's
+#: canonical form once, whatever the number of questions asked of it (plan, applicability,
+#: the path itself).
+_CACHE_SIZE = 4096
+
+
 def canonicalize(layout: Layout) -> Canonical:
+    """Canonical form of ``layout`` (computed once per static layout, then cached)."""
+    if layout.has_static_offset:
+        return _canonicalize_cached(layout)
+    return _canonicalize(layout)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _canonicalize_cached(layout: Layout) -> Canonical:
+    return _canonicalize(layout)
+
+
+def _canonicalize(layout: Layout) -> Canonical:
     """Canonical form of ``layout``: size-1 dims dropped, broadcast dims apart, dims merged, sorted.
 
     Args:
@@ -191,6 +210,7 @@ class Box:
         return offset - offset % self.pitches[0], tuple(starts)
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def box(dims: Dims) -> Box | None:
     """The strided-box plan reading ``dims``, or ``None`` when no such plan exists.
 
@@ -280,6 +300,7 @@ class Windows:
         return 1 + sum((n - 1) * s for n, s in self.inner)
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def split_windows(dims: Dims) -> Windows | None:
     """Split canonical ``dims`` that are not a box into outer dims, a window dim and an inner box.
 

@@ -26,7 +26,20 @@ __all__ = [
     "dense_strides_like",
     "format_layout",
     "is_static_offset",
+    "is_traced",
 ]
+
+
+#: The classes of traced values (JAX's ``Tracer``). The pure core never imports jax: the array
+#: layer registers the class when it is imported (:mod:`functional_strides._traced`); until
+#: then no value can be traced.
+_TRACER_TYPES: tuple[type, ...] = ()
+
+
+def is_traced(value: Any) -> bool:
+    """True when ``value`` is traced (a JAX tracer inside ``jit``/``vmap``/``grad``): its value
+    is unknown now. The one traced predicate of the package."""
+    return isinstance(value, _TRACER_TYPES)
 
 
 def is_static_offset(offset: Any) -> bool:

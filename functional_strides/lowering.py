@@ -42,10 +42,10 @@ from jax import lax
 from ._checks import check_choice
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
 from .errors import LayoutError, StorageError
-from .layout import Layout
+from .layout import Layout, is_traced
 from .overlap import is_monotone, is_non_overlapping_sufficient
 
-__all__ = ["METHODS", "dynamic_window", "index_dtype", "is_traced", "materialize", "plan", "storage_indices"]
+__all__ = ["METHODS", "dynamic_window", "index_dtype", "materialize", "plan", "storage_indices"]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -68,11 +68,6 @@ ROW_GATHER_MIN_STEP = 2
 #: "auto" picks the shifted slices when they cut at most this many slices; 0 turns them off
 #: (no case measured above favours them). Forcing ``method="slices"`` still works.
 SLICES_MAX_PIECES = 0
-
-
-def is_traced(x: object) -> bool:
-    """True when ``x`` is a JAX tracer (we are inside ``jit``/``vmap``/``grad``)."""
-    return isinstance(x, jax.core.Tracer)
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:

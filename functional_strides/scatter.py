@@ -62,8 +62,8 @@ from ._checks import check_choice
 from ._product_scatter import ScatterSpec, product_scatter
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
 from .errors import LayoutError, OverlapError
-from .layout import Layout
-from .lowering import check_bounds, dynamic_window, index_dtype, is_traced, storage_indices
+from .layout import Layout, is_traced
+from .lowering import check_bounds, dynamic_window, index_dtype, storage_indices
 from .overlap import is_monotone
 
 __all__ = ["METHODS", "MODES", "check_src", "plan", "write"]

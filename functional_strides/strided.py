@@ -17,8 +17,8 @@ import numpy as np
 from . import _tensor_names, views
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, dense_strides_like, is_static_offset
-from .lowering import is_traced, materialize
+from .layout import Layout, _trusted, dense_strides_like, is_static_offset, is_traced
+from .lowering import materialize
 from .scatter import check_src, write
 
 __all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]

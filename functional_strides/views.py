@@ -19,7 +19,7 @@ import numpy as np
 from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape, Strides
 from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
-from .layout import Layout, _int_tuple, _trusted, contiguous_strides, is_static_offset
+from .layout import Layout, _int_tuple, _trusted, contiguous_strides, is_static_offset, is_traced
 
 __all__ = [
     "as_strided",
@@ -64,16 +64,9 @@ def _index(op: str, name: str, value: Any, error: type[LayoutTypeError] = Layout
 
 
 def _traced_int(value: Any) -> bool:
-    """True for an integer scalar whose value is unknown at trace time (a JAX tracer)."""
-    if type(value) is int or getattr(value, "ndim", None) != 0:
-        return False
-    if getattr(getattr(value, "dtype", None), "kind", "") not in ("i", "u"):
-        return False
-    try:
-        operator.index(value)
-    except Exception:
-        return True
-    return False
+    """True for a traced integer scalar (its value is unknown at trace time)."""
+    return (is_traced(value) and getattr(value, "ndim", None) == 0
+            and getattr(getattr(value, "dtype", None), "kind", "") in ("i", "u"))
 
 
 def _known_int(value: Any) -> int | None:
