@@ -415,7 +415,7 @@ def _view_section(subject: _Subject, shape: Sequence[Any]) -> list[str]:
         out.append(f"  chunk {k} ({need} elements) <- {names}: the product {got} overshoots {need}, so "
                    f"new dim {d} ({new_shape[d]}) would span chunk {k} and chunk {k - 1}")
         if k > 0:
-            plo, phi = chunks[k - 1]
+            _, phi = chunks[k - 1]
             base = lay.strides[hi]
             out.append(f"  chunks {k - 1} and {k} do not merge: dim {phi} has stride {lay.strides[phi]}, but "
                        f"continuing chunk {k} needs {need} * {base} = {need * base}")

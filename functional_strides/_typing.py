@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 #: A shape: extents of each dim, in elements.
@@ -11,5 +10,3 @@ Shape = tuple[int, ...]
 Strides = tuple[int, ...]
 #: A storage offset: a Python int (static) or a traced/concrete integer scalar (dynamic).
 Offset = Any
-#: What a user may pass where a shape is expected.
-ShapeLike = Sequence[int] | int

@@ -84,7 +84,7 @@ def conv2d_figure(photo: np.ndarray, weights: np.ndarray, ours: np.ndarray, thei
 
 def spectrogram_figure(magnitude: np.ndarray, sample_rate: float, signal_name: str = "membrane.dat") -> Any:
     """Spectrogram (frames x bins magnitudes) in dB as a figure; time in s, frequency in Hz."""
-    n_frames, n_bins = magnitude.shape
+    n_frames = magnitude.shape[0]
     db = 20.0 * np.log10(np.maximum(magnitude, 1e-6))
     t_end = ((n_frames - 1) * HOP + N_FFT) / sample_rate
     fig = _figure((8, 4))

@@ -24,7 +24,7 @@ from .scatter import check_src, write
 __all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]
 
 
-def _shape_args(args: tuple[Any, ...], op: str) -> tuple[Any, ...]:
+def _shape_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Accept ``f(2, 3)`` and ``f((2, 3))`` as PyTorch does."""
     if len(args) != 1 or type(args[0]) is int:
         return args
@@ -555,7 +555,7 @@ class StridedArray:
             raise LayoutError(
                 f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
                 f"{self.layout}); use jax.lax.bitcast_convert_type(jnp.asarray(x), dtype).")
-        return self._view(views.view(self.layout, _shape_args(shape, "view")))
+        return self._view(views.view(self.layout, _shape_args(shape)))
 
     def reshape(self, *shape: Any) -> StridedArray:
         """A view with ``shape`` (one ``-1`` inferred) when ``view`` would succeed, else a copy
@@ -577,7 +577,7 @@ class StridedArray:
           ((2, 1), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
 
         Semantics: ``torch.reshape``."""
-        new_shape = views.infer_size(_shape_args(shape, "reshape"), self.numel(), op="reshape")
+        new_shape = views.infer_size(_shape_args(shape), self.numel(), op="reshape")
         strides = views.view_strides(self.shape, self.layout.strides, new_shape)
         if strides is not None:
             return self._view(Layout(new_shape, strides, self.layout.offset))
@@ -628,7 +628,7 @@ class StridedArray:
 
     @_shares_doc(views.permute)
     def permute(self, *dims: Any) -> StridedArray:
-        return self._view(views.permute(self.layout, _shape_args(dims, "permute")))
+        return self._view(views.permute(self.layout, _shape_args(dims)))
 
     @_shares_doc(views.transpose)
     def transpose(self, dim0: Any, dim1: Any) -> StridedArray:
@@ -665,7 +665,7 @@ class StridedArray:
 
     @_shares_doc(views.expand)
     def expand(self, *sizes: Any) -> StridedArray:
-        return self._view(views.expand(self.layout, _shape_args(sizes, "expand")))
+        return self._view(views.expand(self.layout, _shape_args(sizes)))
 
     def expand_as(self, other: Any) -> StridedArray:
         """``expand(other.shape)``: broadcast to the shape of another array (a view).
@@ -710,7 +710,7 @@ class StridedArray:
           ((2, 3), (0, 1))
 
         Semantics: ``torch.broadcast_to``."""
-        return self.expand(_shape_args((shape,), "broadcast_to"))
+        return self.expand(_shape_args((shape,)))
 
     @_shares_doc(views.narrow)
     def narrow(self, dim: Any, start: Any, length: Any) -> StridedArray:
