@@ -20,7 +20,8 @@ from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
     "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
-    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
+    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "flip",
+    "fliplr", "flipud", "movedim",
     "mT", "narrow", "permute", "reshape", "select", "split", "squeeze", "t", "transpose", "unbind",
     "unflatten", "unfold", "unsqueeze", "view",
 ]
@@ -83,6 +84,21 @@ def mT(x: Any, /) -> StridedArray:  # noqa: N802 - PyTorch's name
 @_shares_doc(StridedArray.movedim)
 def movedim(x: Any, /, source: Any, destination: Any) -> StridedArray:
     return from_array(x).movedim(source, destination)
+
+
+@_shares_doc(StridedArray.flip)
+def flip(x: Any, /, dims: Sequence[Any]) -> StridedArray:
+    return from_array(x).flip(_int_sequence("flip", "dims", dims))
+
+
+@_shares_doc(StridedArray.fliplr)
+def fliplr(x: Any, /) -> StridedArray:
+    return from_array(x).fliplr()
+
+
+@_shares_doc(StridedArray.flipud)
+def flipud(x: Any, /) -> StridedArray:
+    return from_array(x).flipud()
 
 
 @_shares_doc(StridedArray.squeeze)

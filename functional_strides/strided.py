@@ -17,7 +17,7 @@ import numpy as np
 from . import _tensor_names, views
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, dense_strides_like, is_static_offset, is_traced
+from .layout import Layout, _trusted, address_range, dense_strides_like, is_static_offset, is_traced
 from .lowering import materialize
 from .scatter import check_src, write
 
@@ -107,16 +107,32 @@ def _check_fits(storage: Any, layout: Layout, op: str) -> None:
         if low < 0:
             raise StorageError(f"{op}: invalid storage offset {low} (layout {layout}); "
                                "the offset must be >= 0.")
+        _check_range(layout.shape, layout.strides, low, size, op)
         offset = high
-        layout = Layout(layout.shape, layout.strides, offset)
-    need = layout.required_storage_size
-    if need > size:
+    _check_range(layout.shape, layout.strides, offset, size, op)
+
+
+def _check_range(shape: tuple, strides: tuple, offset: int, size: int, op: str) -> None:
+    """Both ends of a non-empty view against a storage of ``size`` elements."""
+    if 0 in shape:
+        return
+    low, high = address_range(shape, strides, offset)
+    if low >= 0 and high < size:
+        return
+    if low >= 0:  # the familiar case (PyTorch's message): the view runs past the end
         raise StorageError(
-            f"{op}: size {list(layout.shape)}, stride {list(layout.strides)} and storage offset "
-            f"{offset} require a storage of {need} elements (offset + sum((size-1)*stride) + 1), "
+            f"{op}: size {list(shape)}, stride {list(strides)} and storage offset "
+            f"{offset} require a storage of {high + 1} elements (offset + sum((size-1)*stride) + 1), "
             f"but the storage has {size} elements. Shrink the sizes, strides or offset, or use a "
             "larger storage."
         )
+    raise StorageError(
+        f"{op}: size {list(shape)}, stride {list(strides)} and storage offset {offset} address "
+        f"storage indices {low} to {high} (lowest offset + sum((size-1)*stride for stride < 0), "
+        f"highest offset + sum((size-1)*stride for stride > 0)), but a storage of {size} elements "
+        f"holds indices 0 to {size - 1}. Move the offset, shrink the sizes or strides, or use a "
+        "larger storage."
+    )
 
 
 #: Python operators of ``torch.Tensor`` (and ``jax.Array``) that ``StridedArray`` supports,
@@ -651,6 +667,18 @@ class StridedArray:
     @_shares_doc(views.movedim)
     def movedim(self, source: Any, destination: Any) -> StridedArray:
         return self._view(views.movedim(self.layout, source, destination))
+
+    @_shares_doc(views.flip)
+    def flip(self, *dims: Any) -> StridedArray:
+        return self._view(views.flip(self.layout, _shape_args(dims)))
+
+    @_shares_doc(views.fliplr)
+    def fliplr(self) -> StridedArray:
+        return self._view(views.fliplr(self.layout))
+
+    @_shares_doc(views.flipud)
+    def flipud(self) -> StridedArray:
+        return self._view(views.flipud(self.layout))
 
     @_shares_doc(views.squeeze)
     def squeeze(self, dim: Any = _ALL_DIMS) -> StridedArray:

@@ -20,7 +20,7 @@ RULES = {
     "t": "t", "T": "reverse_dims", "mT": "mT", "movedim": "movedim", "squeeze": "squeeze",
     "unsqueeze": "unsqueeze", "expand": "expand", "narrow": "narrow", "select": "select",
     "unfold": "unfold", "diagonal": "diagonal", "split": "split", "chunk": "chunk",
-    "unbind": "unbind", "__getitem__": "getitem",
+    "unbind": "unbind", "__getitem__": "getitem", "flip": "flip", "fliplr": "fliplr", "flipud": "flipud",
 }
 #: ops whose rule needs the storage (a copy may be made): the method holds the docstring
 ARRAY_ONLY = ("reshape", "flatten", "unflatten", "expand_as", "broadcast_to", "contiguous", "clone")
