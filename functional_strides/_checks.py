@@ -1,4 +1,5 @@
-"""Named checks of argument values shared by the read and write paths (pure Python)."""
+"""Named checks of argument values shared by the read and write paths (pure Python). The
+storage-bounds checks live with the layout record: :func:`functional_strides.layout.check_in_storage`."""
 
 from __future__ import annotations
 

@@ -23,6 +23,8 @@ from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 __all__ = [
     "Layout",
     "address_range",
+    "check_in_storage",
+    "check_offset",
     "contiguous_strides",
     "dense_strides_like",
     "format_layout",
@@ -291,18 +293,14 @@ class Layout:
         object.__setattr__(self, "strides", strides)
         offset = self.offset
         if type(offset) is int and offset >= 0:
-            _check_lowest(shape, strides, offset)
+            if any(s < 0 for s in strides):
+                check_in_storage("Layout", shape, strides, offset)
             return
         if isinstance(offset, (bool, np.bool_)):
             raise LayoutTypeError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
         if is_static_offset(offset):
             offset = int(offset)
-            if offset < 0:
-                raise LayoutError(
-                    f"Layout: offset {offset} is negative (layout {format_layout(shape, strides, offset)}); "
-                    "the storage offset must be >= 0."
-                )
-            _check_lowest(shape, strides, offset)
+            check_in_storage("Layout", shape, strides, offset)
             object.__setattr__(self, "offset", offset)
         else:
             dtype = getattr(offset, "dtype", None)
@@ -313,6 +311,10 @@ class Layout:
                     "JAX scalar for a dynamic offset, or an integer array of one offset per item of a "
                     "batched StridedArray."
                 )
+            if not is_traced(offset):  # a concrete array (not an abstract one): its values are known
+                values = np.asarray(offset)
+                if values.size and values.dtype.kind in "iu":
+                    check_in_storage("Layout", shape, strides, int(values.min()))
             if np.dtype(dtype).itemsize < 4 or np.dtype(dtype).kind == "u":
                 # offset + k*stride must not wrap in a narrow integer type
                 object.__setattr__(self, "offset", offset.astype(np.int32))
@@ -494,18 +496,50 @@ def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
     return obj
 
 
-def _check_lowest(shape: Shape, strides: Strides, offset: int) -> None:
-    """Refuse an int offset from which negative strides reach below storage index 0."""
-    if all(s >= 0 for s in strides) or 0 in shape:
+def check_offset(op: str, offset: int, shape: Shape, strides: Strides) -> None:
+    """A known storage offset must be >= 0: ``StorageError`` otherwise, with one message
+    whatever the offset's Python type (pass it as a Python int).
+
+    Semantics: PyTorch's ``invalid storage offset`` check of ``as_strided``."""
+    if offset < 0:
+        raise StorageError(
+            f"{op}: invalid storage offset {offset} (layout {format_layout(shape, strides, offset)}); the "
+            "offset counts elements from the storage start and must be >= 0.")
+
+
+def check_in_storage(op: str, shape: Shape, strides: Strides, offset: int, size: int | None = None) -> None:
+    """The storage bounds of a view with a known offset, at both ends: the one bounds check.
+
+    The offset must be >= 0; the lowest index a non-empty view addresses,
+    ``offset + sum((n-1)*s for s < 0)``, must be >= 0 and (when the storage's ``size`` is
+    known) the highest, ``offset + sum((n-1)*s for s > 0)``, below ``size``.
+
+    Raises:
+      StorageError: naming ``op``, the layout, the indices it reaches and the fix.
+    Example:
+      >>> check_in_storage("as_strided", (2, 3), (3, 1), 1, 6)
+      Traceback (most recent call last):
+      ...
+      functional_strides.errors.StorageError: as_strided: size [2, 3], stride [3, 1] and storage
+      offset 1 require a storage of 7 elements ...
+
+    Semantics: PyTorch's ``checkInBoundsForStorage`` (the upper end) and NumPy's
+    ``byte_bounds`` (both ends)."""
+    check_offset(op, offset, shape, strides)
+    if 0 in shape:
         return
     low, high = address_range(shape, strides, offset)
     if low < 0:
         raise StorageError(
-            f"Layout: layout {format_layout(shape, strides, offset)} addresses storage indices {low} "
-            f"to {high}: the lowest, offset + sum((size-1)*stride for negative strides) = {low}, is "
-            f"below 0. Raise the offset to at least {offset - low} (element (0, ..., 0) of a reversed "
-            "dim sits at its end), or make the strides non-negative."
-        )
+            f"{op}: layout {format_layout(shape, strides, offset)} addresses storage indices {low} to "
+            f"{high}: the lowest, offset + sum((size-1)*stride for negative strides) = {low}, is below 0. "
+            f"Raise the offset to at least {offset - low} (element (0, ..., 0) of a reversed dim sits at "
+            "its end), or make the strides non-negative.")
+    if size is not None and high >= size:
+        raise StorageError(
+            f"{op}: size {list(shape)}, stride {list(strides)} and storage offset {offset} require a "
+            f"storage of {high + 1} elements (offset + sum((size-1)*stride) + 1), but the storage has "
+            f"{size} elements. Shrink the sizes, strides or offset, or use a larger storage.")
 
 
 def _check_dense(shape: Shape, strides: Strides) -> bool:

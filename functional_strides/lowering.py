@@ -43,7 +43,7 @@ from jax import lax
 from ._checks import check_choice
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
 from .errors import LayoutError, StorageError
-from .layout import Layout, is_traced
+from .layout import Layout, check_in_storage, is_traced
 from .overlap import is_monotone, is_non_overlapping_sufficient
 
 __all__ = ["METHODS", "dynamic_window", "index_dtype", "materialize", "plan", "storage_indices"]
@@ -304,22 +304,6 @@ def plan(layout: Layout, method: str = "auto") -> str:
     return method
 
 
-def check_bounds(layout: Layout, size: int, op: str = "materialize") -> None:
-    """Raise ``StorageError`` (naming ``op``) when a static-offset ``layout`` addresses past the
-    end of a storage of ``size`` elements (or, through negative strides, below its start)."""
-    need = layout.required_storage_size
-    low = layout.offset + layout.low_reach
-    if low < 0:
-        raise StorageError(
-            f"{op}: layout {layout} addresses storage indices {low} to {need - 1}, below 0 (the storage "
-            f"has {size} elements). Raise the offset by {-low} or make the strides non-negative.")
-    if need > size:
-        raise StorageError(
-            f"{op}: layout {layout} addresses storage indices up to {need - 1}, but the "
-            f"storage has {size} elements. Shrink the shape, strides or offset, or pass a larger "
-            "storage.")
-
-
 def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Array, Layout]:
     """The part of ``storage`` that a layout with a traced offset addresses, as static data.
 
@@ -364,7 +348,7 @@ def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
     index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
     if not layout.has_static_offset:
         _, storage, layout = dynamic_window(storage, layout)
-    check_bounds(layout, storage.shape[0])
+    check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
     return _PATHS[path](storage, canonicalize(layout))
 
 
@@ -425,7 +409,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
         return _jit_lower(storage, layout=layout, method=method)
     if layout.is_empty:
         return jnp.zeros(layout.shape, storage.dtype)
-    check_bounds(layout, n)
+    check_in_storage("materialize", layout.shape, layout.strides, layout.offset, n)
     dtype = index_dtype(layout, n)
     offset = np.asarray(layout.offset, dtype)
     if layout.is_contiguous():

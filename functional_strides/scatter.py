@@ -62,8 +62,8 @@ from ._checks import check_choice
 from ._product_scatter import ScatterSpec, product_scatter
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start
 from .errors import LayoutError, OverlapError
-from .layout import Layout, is_traced
-from .lowering import check_bounds, dynamic_window, index_dtype, storage_indices
+from .layout import Layout, check_in_storage, is_traced
+from .lowering import dynamic_window, index_dtype, storage_indices
 from .overlap import is_monotone
 
 __all__ = ["METHODS", "MODES", "check_src", "plan", "write"]
@@ -543,7 +543,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     if not layout.has_static_offset and not is_traced(layout.offset):  # a concrete array scalar
         layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
     if layout.has_static_offset:
-        check_bounds(layout, n, op)
+        check_in_storage(op, layout.shape, layout.strides, layout.offset, n)
     dtype = index_dtype(layout, n, op)  # past int32 indices needs x64, on every path
     kw = {"mode": mode, "overlapping": witness is not None, "method": method, "op": op}
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:

@@ -17,7 +17,7 @@ import numpy as np
 from . import _tensor_names, views
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, address_range, dense_strides_like, is_static_offset, is_traced
+from .layout import Layout, _trusted, check_in_storage, dense_strides_like, is_static_offset, is_traced
 from .lowering import materialize
 from .scatter import check_src, write
 
@@ -94,45 +94,19 @@ def _is_dtype_request(value: Any) -> bool:
 
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
     """Bounds of a view made with concrete values (a traced offset is clamped when read:
-    see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked."""
+    see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked,
+    by :func:`functional_strides.layout.check_in_storage` at the lowest and the highest."""
     size = storage.shape[-1]
     offset = layout.offset
-    if not is_static_offset(offset):
-        if is_traced(offset):
-            return
-        values = np.asarray(offset)
-        if values.size == 0 or layout.is_empty:
-            return
-        low, high = int(values.min()), int(values.max())
-        if low < 0:
-            raise StorageError(f"{op}: invalid storage offset {low} (layout {layout}); "
-                               "the offset must be >= 0.")
-        _check_range(layout.shape, layout.strides, low, size, op)
-        offset = high
-    _check_range(layout.shape, layout.strides, offset, size, op)
-
-
-def _check_range(shape: tuple, strides: tuple, offset: int, size: int, op: str) -> None:
-    """Both ends of a non-empty view against a storage of ``size`` elements."""
-    if 0 in shape:
+    if is_static_offset(offset):
+        check_in_storage(op, layout.shape, layout.strides, int(offset), size)
         return
-    low, high = address_range(shape, strides, offset)
-    if low >= 0 and high < size:
+    if is_traced(offset):
         return
-    if low >= 0:  # the familiar case (PyTorch's message): the view runs past the end
-        raise StorageError(
-            f"{op}: size {list(shape)}, stride {list(strides)} and storage offset "
-            f"{offset} require a storage of {high + 1} elements (offset + sum((size-1)*stride) + 1), "
-            f"but the storage has {size} elements. Shrink the sizes, strides or offset, or use a "
-            "larger storage."
-        )
-    raise StorageError(
-        f"{op}: size {list(shape)}, stride {list(strides)} and storage offset {offset} address "
-        f"storage indices {low} to {high} (lowest offset + sum((size-1)*stride for stride < 0), "
-        f"highest offset + sum((size-1)*stride for stride > 0)), but a storage of {size} elements "
-        f"holds indices 0 to {size - 1}. Move the offset, shrink the sizes or strides, or use a "
-        "larger storage."
-    )
+    values = np.asarray(offset)
+    if values.size:
+        check_in_storage(op, layout.shape, layout.strides, int(values.min()), size)
+        check_in_storage(op, layout.shape, layout.strides, int(values.max()), size)
 
 
 #: Python operators of ``torch.Tensor`` (and ``jax.Array``) that ``StridedArray`` supports,

@@ -18,8 +18,16 @@ import numpy as np
 
 from ._cute_layout import coalesce_modes
 from ._typing import Offset, Shape, Strides
-from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, StorageError, ViewError
-from .layout import Layout, _int_tuple, _trusted, contiguous_strides, is_static_offset, is_traced
+from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, ViewError
+from .layout import (
+    Layout,
+    _int_tuple,
+    _trusted,
+    check_offset,
+    contiguous_strides,
+    is_static_offset,
+    is_traced,
+)
 
 __all__ = [
     "as_strided",
@@ -217,11 +225,9 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
     numel = math.prod(shape)
     if numel == 0 and tuple(shape) == tuple(new_shape):
         return tuple(strides)
-    new_strides = [0] * len(new_shape)
     if numel == 0:
-        for d in range(len(new_shape) - 1, -1, -1):
-            new_strides[d] = 1 if d == len(new_shape) - 1 else max(new_shape[d + 1], 1) * new_strides[d + 1]
-        return tuple(new_strides)
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     for chunk_numel, chunk_base, _ in _storage_chunks(shape, strides):
         view_numel = 1
@@ -355,11 +361,8 @@ def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = 
     if any(n < 0 for n in size):
         raise LayoutError(f"as_strided: negative sizes are not supported (got size={list(size)}).")
     known = _known_int(offset)
-    if known is not None and known < 0:
-        raise StorageError(
-            f"as_strided: invalid storage offset {known} (got size={list(size)}, "
-            f"stride={list(stride)}); the offset must be >= 0."
-        )
+    if known is not None:
+        check_offset("as_strided", known, size, stride)
     return Layout(size, stride, offset)
 
 

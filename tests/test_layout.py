@@ -32,7 +32,7 @@ def small_layouts(max_rank=4, max_extent=4):
         (((2, -3), (3, 1)), "shape[1]=-3 is negative"),
         (((2, 3), (3, -1)), "addresses storage indices -2 to 3: the lowest, offset + "
                             "sum((size-1)*stride for negative strides) = -2, is below 0"),
-        (((2, 3), (3, 1), -1), "offset -1 is negative"),
+        (((2, 3), (3, 1), -1), "invalid storage offset -1"),
         (((2.0, 3), (3, 1)), "shape[0]=2.0 is a float, not an integer"),
         (((2, 3), (3, 1.5)), "strides[1]=1.5 is a float, not an integer"),
         (((True, 3), (3, 1)), "shape[0] is a bool"),

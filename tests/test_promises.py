@@ -8,10 +8,10 @@ XLA, computes its storage indices with the NumPy oracle, and checks the promise 
 makes against those indices:
 
 * ``lowering._element_gather``: sorted iff ``is_monotone(user)``, unique iff
-  ``is_non_overlapping_sufficient(user)``, in bounds after ``check_bounds``;
+  ``is_non_overlapping_sufficient(user)``, in bounds after ``check_in_storage``;
 * ``lowering._row_gather``: row starts in bounds with the row length ``_row_length`` picks,
   sorted iff ``is_monotone(outer)``;
-* ``lowering._eager_gather`` / ``scatter._eager_write``: in bounds after ``check_bounds``
+* ``lowering._eager_gather`` / ``scatter._eager_write``: in bounds after ``check_in_storage``
   (``required_storage_size`` is the largest index + 1), unique iff no overlap witness;
 * ``scatter._element_scatter``: unique when no overlap is found on the reduced layout,
   sorted iff ``is_monotone(reduced)``;
@@ -24,6 +24,7 @@ makes against those indices:
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -33,6 +34,7 @@ from strategies import layouts
 
 from functional_strides import Layout, StorageError, lowering, oracle, overlap, scatter
 from functional_strides.canonical import box, canonicalize, inner_box_start
+from functional_strides.layout import check_in_storage
 from functional_strides.overlap import is_monotone, is_non_overlapping_sufficient
 
 MODES = ("set", "add", "mul", "min", "max")
@@ -95,15 +97,15 @@ def test_predicates_on_fixed_layouts(shape, strides, sufficient, monotone):
 
 @given(layout=layouts())
 def test_required_storage_size_is_largest_index_plus_one(layout):
-    # check_bounds compares required_storage_size with the storage length before every
+    # check_in_storage compares required_storage_size with the storage length before every
     # PROMISE_IN_BOUNDS gather/scatter (the eager paths too): it must be max index + 1 exactly.
     idx = _indices(layout)
     assert layout.required_storage_size == (int(idx.max()) + 1 if idx.size else 0)
     if idx.size:
         assert idx.min() >= 0
-        lowering.check_bounds(layout, int(idx.max()) + 1)
+        check_in_storage("materialize", layout.shape, layout.strides, layout.offset, int(idx.max()) + 1)
         with pytest.raises(StorageError):
-            lowering.check_bounds(layout, int(idx.max()))
+            check_in_storage("materialize", layout.shape, layout.strides, layout.offset, int(idx.max()))
 
 
 # -- reads ------------------------------------------------------------------------------------
@@ -195,9 +197,18 @@ def test_dynamic_window_lies_in_storage(layout, slack, shift):
         return
     n = layout.required_storage_size + slack
     reach = layout.span + 1
+    storage = jnp.arange(n, dtype=jnp.float32)
+    locals_ = []
+
+    def read(offset):  # traced, as under jit: an offset out of range is clamped, not refused
+        start, window, local = lowering.dynamic_window(storage, Layout(layout.shape, layout.strides, offset))
+        locals_.append(local)
+        return start, window
+
+    read = jax.jit(read)
     for offset in (layout.offset + shift, -1, n - reach, n - reach + 1):
-        lay = Layout(layout.shape, layout.strides, jnp.asarray(offset, jnp.int32))
-        start, window, local = lowering.dynamic_window(jnp.arange(n, dtype=jnp.float32), lay)
+        start, window = read(jnp.asarray(offset, jnp.int32))
+        local = locals_[-1]
         start = int(start)
         assert 0 <= start <= n - reach
         assert window.shape == (reach,) and local.offset == 0
