@@ -77,6 +77,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 from bench_report import (  # noqa: E402
     COLUMNS,
     OVERLAP_JSON,
+    WRITES_JSON,
     evaluate_targets,
     load_results,
     merge_results,
@@ -673,7 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nwrote {args.json}" + (f" (kept {len(kept)} stored records: {', '.join(sorted(kept))})"
                                    if kept else ""))
     if args.markdown:
-        write_markdown(args.markdown, merged, overlap=load_results(OVERLAP_JSON))
+        write_markdown(args.markdown, merged, overlap=load_results(OVERLAP_JSON),
+                       writes=load_results(WRITES_JSON))
         print(f"wrote {args.markdown}")
     if bad:
         print(f"ERROR: values differ from NumPy's in {', '.join(bad)}", file=sys.stderr)

@@ -22,6 +22,7 @@ _REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = _REPO / "benchmarks" / "results"
 CONTIGUOUS_JSON = RESULTS_DIR / "bench_contiguous.json"
 OVERLAP_JSON = RESULTS_DIR / "bench_overlap.json"
+WRITES_JSON = RESULTS_DIR / "bench_writes.json"
 REGENERATE = "python benchmarks/bench_report.py --markdown docs/benchmarks.md"
 
 #: Timed columns, in table order; ratios are ``ours / column``.
@@ -292,6 +293,38 @@ def memory_markdown(memory: dict[str, Any]) -> str:
     ])
 
 
+def write_rows(writes: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The stored ``bench_writes.py`` rows: ours against PyTorch's in-place write, donated."""
+    header = ["case", "mode", "elements", "ours ms", "ours donated ms", "torch ms", "floor ms",
+              "ours/torch", "donated: ours/torch", "from minima", "target <= 1"]
+    rows = []
+    for w in writes:
+        t = w.get("torch_s")
+        ratio = w["ours_donated_s"] / t if t else None
+        ratio_min = w["ours_donated_min_s"] / w["torch_min_s"] if t else None
+        floor = w.get("floor_donated_s")
+        rows.append([w["case"], w["mode"], f"{w['elements']:,}", _ms(w["ours_s"]), _ms(w["ours_donated_s"]),
+                     _ms(t), _ms(floor), _x(w["ours_s"] / t if t else None), _x(ratio), _x(ratio_min),
+                     "-" if ratio is None else ("yes" if ratio <= 1 else "NO")])
+    return header, rows
+
+
+def writes_markdown(writes: list[dict[str, Any]]) -> str:
+    """The section of the stored ``bench_writes.json``."""
+    run = writes[0].get("run", {}) if writes else {}
+    env = f"GLIBC_TUNABLES={run['glibc_tunables']} " if run.get("glibc_tunables") else ""
+    return "\n".join([
+        "## Writes through views", "",
+        f"`{env}{run.get('command', 'python benchmarks/bench_writes.py')}` ({run.get('timestamp', '-')}, "
+        f"load {run.get('load_average_start')} / {run.get('load_average_end')}): a functional write "
+        "through the view under `jit` (*ours*; *donated*: the storage donated, so XLA may update it "
+        "in place) against PyTorch's in-place `copy_`/`add_` on the same view. *floor*: a donated "
+        "jitted write of one slot, the fixed cost of calling any jitted write. Medians of "
+        "interleaved rounds; *from minima*: the same ratio from the fastest rounds.", "",
+        format_markdown(*write_rows(writes)), "",
+    ])
+
+
 def target_rows(targets: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["target", "measured (medians)", "met", "from minima", "met", "limit"]
     num = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
@@ -312,15 +345,17 @@ def format_markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None) -> None:
+def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None,
+                   writes: list[dict[str, Any]] | None = None) -> None:
     """``docs/benchmarks.md``: method, runs, tables and targets of ``result`` (the stored
     ``bench_contiguous.json``), then the ``bench_overlap.json`` section when ``overlap`` is
     given. A pure function of its arguments (``path`` only places the plot's link)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(result, overlap, path))
+    path.write_text(render_markdown(result, overlap, path, writes))
 
 
-def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path) -> str:
+def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path,
+                    writes: list[dict[str, Any]] | None = None) -> str:
     """The text :func:`write_markdown` writes."""
     path = Path(path)
     meta = result["meta"]
@@ -388,6 +423,8 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
                   format_markdown(*fault_rows(result["cases"]))]
     if result.get("memory"):
         parts += ["", memory_markdown(result["memory"])]
+    if writes:
+        parts += ["", writes_markdown(writes)]
     parts += ["", "## Targets", "", "Reported by every run, never asserted by tests. Time ratios "
               "are given from the medians and from the minima (other work on the machine only "
               "ever adds time, so the minima show the uncontended ratio).", "",
@@ -461,11 +498,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=CONTIGUOUS_JSON, help="stored bench_contiguous.py results")
     p.add_argument("--overlap-json", type=Path, default=OVERLAP_JSON,
                    help="stored bench_overlap.py results (its section is left out when the file is absent)")
+    p.add_argument("--writes-json", type=Path, default=WRITES_JSON,
+                   help="stored bench_writes.py results (its section is left out when the file is absent)")
     args = p.parse_args(argv)
     result = load_results(args.json)
     if result is None:
         p.error(f"--json {args.json}: no stored results; run benchmarks/bench_contiguous.py first")
-    write_markdown(args.markdown, result, overlap=load_results(args.overlap_json))
+    write_markdown(args.markdown, result, overlap=load_results(args.overlap_json),
+                   writes=load_results(args.writes_json))
     print(f"wrote {args.markdown}")
     return 0
 

@@ -12,7 +12,8 @@ and emits no gather.
 The tiled form applies to every permute that, after leading dims kept in place (a batch),
 swaps two blocks of dims and moves the innermost dim of the input: the array is then a batch
 of ``(P, Q)`` matrices to transpose (a 2-D transpose, NCHW->NHWC, NDHWC->NCDHW, ...).
-Permutes that keep the innermost dim innermost move whole rows; XLA's own op is kept there.
+Permutes that keep the innermost dim innermost move whole rows, and matrices of few rows
+whose pitch does not alias cache sets (NCHW->NHWC) read well with XLA's op: it is kept there.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-__all__ = ["P_TILE_BYTES", "Q_TILE_MAX", "TILED_MIN_ELEMENTS", "TiledPlan", "tiled_plan", "transpose"]
+__all__ = ["ALIASING_PITCH_BYTES", "P_TILE_BYTES", "Q_TILE_MAX", "TILED_MIN_ELEMENTS", "TILED_MIN_ROWS",
+           "TiledPlan", "tiled_plan", "transpose"]
 
 # Measured with benchmarks/lowering_choices.py --only permutes (XLA:CPU, jax 0.10.2, float32,
 # medians of interleaved rounds on a shared 2-core machine; times as a ratio to jnp.transpose):
@@ -32,6 +34,17 @@ __all__ = ["P_TILE_BYTES", "Q_TILE_MAX", "TILED_MIN_ELEMENTS", "TiledPlan", "til
 # 8 x 4096 0.23-0.32, 32 x 256 0.26-0.38, 64 x 64 0.42-0.47; loops over output stripes
 # (a column block of the input per step) 1.09-1.19, slower than the native op; the same tiles
 # written as one reshape + transpose compile to the native op's program (0.99-1.01).
+# Which permutes pay (same table, and 2-D transposes of other sizes, loop / native medians): a
+# loop wins on square-ish matrices whatever their pitch (3000^2 0.75, 1000^2 0.49, 1024x1000 0.80,
+# 1000x1024 0.12, 256^2..1024^2 0.06-0.26) and where the input's rows are a multiple of 4 KiB
+# apart (NCDHW->NDHWC, 32 x 131072: 0.75-0.79; NDHWC->NCDHW: 0.25), but loses where the matrices
+# have few rows and an unaliased pitch (NCHW->NHWC, 64 x 3136: 1.3-1.9; 100 x 40000: 1.1);
+# 2048 x 3136 also lost (1.1-1.3) and is a miss of this rule.
+#: Matrices of at least this many rows (p) are read tile by tile ...
+TILED_MIN_ROWS = 256
+#: ... and so are those whose input rows are a multiple of this many bytes apart (a pitch that
+#: maps a column's elements to the same few cache sets).
+ALIASING_PITCH_BYTES = 4096
 #: Rows of a tile, in bytes of one output row of the tile (one 64-byte cache line).
 P_TILE_BYTES = 64
 #: Largest number of columns of a tile.
@@ -99,7 +112,8 @@ def tiled_plan(shape: tuple[int, ...], perm: tuple[int, ...], itemsize: int) -> 
       itemsize: bytes per element (the tile's rows are one cache line of output).
     Returns:
       A plan when the permute is a batch of matrix transposes of at least
-      ``TILED_MIN_ELEMENTS`` elements whose matrices have at least two tiles of rows; else None.
+      ``TILED_MIN_ELEMENTS`` elements whose matrices have at least two tiles of rows, and
+      either ``TILED_MIN_ROWS`` rows or rows ``ALIASING_PITCH_BYTES`` apart; else None.
     Example:
       >>> tiled_plan((4096, 4096), (1, 0), 4)
       TiledPlan(batch=1, p=4096, q=4096, p_tile=16, q_tile=1024)
@@ -110,6 +124,8 @@ def tiled_plan(shape: tuple[int, ...], perm: tuple[int, ...], itemsize: int) -> 
     if blocks is None or math.prod(shape) < TILED_MIN_ELEMENTS:
         return None
     batch, p, q = blocks
+    if p < TILED_MIN_ROWS and (q * itemsize) % ALIASING_PITCH_BYTES:
+        return None
     p_tile = max(1, P_TILE_BYTES // max(1, itemsize))
     if p < 2 * p_tile or q < p_tile:
         return None

@@ -26,19 +26,20 @@ def small_tiles(monkeypatch):
     """Tiles of 2 rows (8 bytes of float32) by at most 3 columns, from 1 element up: the
     tiled form, with edges in both directions, on arrays small enough to test many."""
     monkeypatch.setattr(_tiled, "TILED_MIN_ELEMENTS", 1)
+    monkeypatch.setattr(_tiled, "TILED_MIN_ROWS", 1)
     monkeypatch.setattr(_tiled, "P_TILE_BYTES", 8)
     monkeypatch.setattr(_tiled, "Q_TILE_MAX", 3)
 
 
 @pytest.mark.parametrize(("shape", "perm", "want"), [
     ((4096, 4096), (1, 0), _tiled.TiledPlan(1, 4096, 4096, 16, 1024)),
-    ((32, 64, 3136), (0, 2, 1), _tiled.TiledPlan(32, 64, 3136, 16, 784)),  # NCHW->NHWC: 784 | 3136
+    ((32, 512, 3136), (0, 2, 1), _tiled.TiledPlan(32, 512, 3136, 16, 784)),  # 784 divides 3136
     ((2, 32, 64, 64, 32), (0, 4, 1, 2, 3), _tiled.TiledPlan(2, 131072, 32, 16, 32)),
     ((2, 32, 32, 4096), (0, 2, 3, 1), _tiled.TiledPlan(2, 32, 131072, 16, 1024)),
     ((1000, 1000), (1, 0), _tiled.TiledPlan(1, 1000, 1000, 16, 1000)),
     ((300, 1500), (1, 0), _tiled.TiledPlan(1, 300, 1500, 16, 750)),
     ((1021, 1021), (1, 0), _tiled.TiledPlan(1, 1021, 1021, 16, 1021)),
-], ids=["square", "nchw", "ndhwc", "ncdhw-3", "1000", "300x1500", "prime"])
+], ids=["square", "many-rows", "ndhwc", "ncdhw-3", "1000", "300x1500", "prime"])
 def test_plan_of_large_permutes(shape, perm, want):
     assert _tiled.tiled_plan(shape, perm, 4) == want
 
@@ -51,6 +52,8 @@ def test_plan_of_large_permutes(shape, perm, want):
     ((64, 64, 64), (1, 2, 0), "two swapped blocks"),
     ((64, 64, 64), (0, 1, 2), "the identity"),
     ((8, 65536), (1, 0), "fewer than two tiles of rows"),
+    ((32, 64, 3136), (0, 2, 1), "NCHW->NHWC: 64 rows, 12544 bytes apart (no 4 KiB multiple)"),
+    ((4, 100, 40000), (0, 2, 1), "100 rows, 160000 bytes apart"),
     ((64, 64, 64), (2, 1, 0), "not two swapped blocks"),
 ])
 def test_plan_keeps_xla_transpose(shape, perm, why):
