@@ -218,6 +218,68 @@ def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TIL
               f"{compile_s:10.3f} {temp:8d}")
 
 
+def _row_loop(shape, axis: str, tile: int = 16):
+    """Heads ``(b, t, h, d) -> (b, h, t, d)`` as a loop: one step per head (``axis="h"``), per
+    (batch, head) (``"bh"``), per batch (``"b"``) or per ``tile`` positions of a batch (``"bt"``)."""
+    b, t, h, d = shape
+
+    def f(s):
+        x = s.reshape(shape)
+        out = jnp.empty((b, h, t, d), s.dtype)
+        if axis == "h":
+            def step(i, o):
+                part = jax.lax.dynamic_slice(x, (0, 0, i, 0), (b, t, 1, d)).reshape(b, 1, t, d)
+                return jax.lax.dynamic_update_slice(o, part, (0, i, 0, 0))
+            return jax.lax.fori_loop(0, h, step, out)
+        if axis == "bh":
+            def step(k, o):
+                part = jax.lax.dynamic_slice(x, (k // h, 0, k % h, 0), (1, t, 1, d)).reshape(1, 1, t, d)
+                return jax.lax.dynamic_update_slice(o, part, (k // h, k % h, 0, 0))
+            return jax.lax.fori_loop(0, b * h, step, out)
+        size = t if axis == "b" else tile
+
+        def step(k, o):
+            i, j = k // (t // size), k % (t // size) * size
+            part = jax.lax.dynamic_slice(x, (i, j, 0, 0), (1, size, h, d))
+            return jax.lax.dynamic_update_slice(o, jax.lax.transpose(part, (0, 2, 1, 3)), (i, 0, j, 0))
+        return jax.lax.fori_loop(0, b * (t // size), step, out)
+    return f
+
+
+def time_rows_permute(repeats: int, scale: int) -> None:
+    """Attention heads: a permute that keeps the innermost dim (rows of ``d`` move whole)."""
+    import bench_contiguous as bc
+
+    shape = (16 // scale, 1024, 16, 64)
+    b, t, h, d = shape
+    x = jnp.arange(b * t * h * d, dtype=jnp.float32)
+    layout = Layout((b, h, t, d), (t * h * d, d, h * d, 1))
+    cands = {"native": lambda s: jax.lax.transpose(s.reshape(shape), (0, 2, 1, 3)),
+             "native A/A": lambda s: jax.lax.transpose(s.reshape(shape), (0, 2, 1, 3)),
+             "gather": lambda s: materialize(s, layout, method="gather"),
+             "row_gather": lambda s: materialize(s, layout, method="row_gather"),
+             "auto": lambda s: materialize(s, layout),
+             "loop per head": _row_loop(shape, "h"), "loop per (b, h)": _row_loop(shape, "bh"),
+             "loop per batch": _row_loop(shape, "b"), "loop 16 positions": _row_loop(shape, "bt"),
+             "loop 64 positions": _row_loop(shape, "bt", 64), "copy (same bytes)": lambda s: jnp.copy(s)}
+    want = np.transpose(np.asarray(x).reshape(shape), (0, 2, 1, 3))
+    comps = {}
+    for cname, fn in cands.items():
+        compiled = jax.jit(fn).lower(x).compile()
+        comps[cname] = compiled
+        if not cname.startswith("copy"):
+            assert np.array_equal(np.asarray(compiled(x)).reshape(want.shape), want), cname
+    samples, rounds = bc.time_columns({c: (lambda c=c: comps[c](x).block_until_ready()) for c in comps},
+                                      repeats)
+    base = statistics.median(samples["native"])
+    print(f"\nattention heads {shape} -> (b, h, t, d), auto -> {plan(layout)} (XLA transpose); "
+          f"{rounds} rounds")
+    print(f"  {'formulation':<18} {'median ms':>10} {'/native':>8} {'min ms':>8}")
+    for cname in comps:
+        med = statistics.median(samples[cname])
+        print(f"  {cname:<18} {med * 1e3:10.4f} {med / base:8.2f} {min(samples[cname]) * 1e3:8.4f}")
+
+
 def permutes_table(repeats: int, scale: int) -> None:
     print("\n=== permutes: formulations of the transpose at the end of a structured read ===")
     n = 4096 // scale
@@ -225,6 +287,7 @@ def permutes_table(repeats: int, scale: int) -> None:
     time_permute("NCHW->NHWC", (32 // scale, 64, 56 * 56), repeats, tiles=((16, 784), (16, 3136), (8, 784)))
     time_permute("NCDHW->NDHWC", (2, 32, 32 * 64 * 64 // scale), repeats)
     time_permute("NDHWC->NCDHW", (2, 32 * 64 * 64 // scale, 32), repeats, tiles=((16, 32), (64, 32)))
+    time_rows_permute(repeats, scale)
     print("\n=== permutes by size: 2-D transposes, XLA's op against the tile loop (TILED_MIN_ELEMENTS) ===")
     for log2 in range(12, 21, 2):
         side = 2 ** (log2 // 2)
