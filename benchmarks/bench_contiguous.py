@@ -48,9 +48,12 @@ import json
 import math
 import os
 import platform
+import resource
 import shlex
 import statistics
+import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -74,6 +77,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 from bench_report import (  # noqa: E402
     COLUMNS,
     OVERLAP_JSON,
+    WRITES_JSON,
     evaluate_targets,
     load_results,
     merge_results,
@@ -217,7 +221,7 @@ CASE_BUILDERS: dict[str, Callable[[bool], Case]] = {
     "diagonal": _case_diagonal,
     "batch_small_views": _case_batch,
 }
-EXTRA_SECTIONS = ("sweep", "eager")
+EXTRA_SECTIONS = ("sweep", "eager", "memory")
 
 
 # -- the columns --------------------------------------------------------------------------
@@ -381,6 +385,15 @@ def time_columns(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[s
     return samples, rounds
 
 
+def faults_per_call(fn: Callable[[], Any], calls: int = 3) -> float:
+    """Minor page faults per call of ``fn`` (``getrusage``; the result is dropped after each
+    call, so a fresh output buffer is mapped, and faulted in, every time)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(calls):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
 def _ratios(times: dict[str, float | None]) -> dict[str, float | None]:
     ours = times["ours"]
     return {c: (ours / t if t else None) for c, t in times.items() if c != "ours"}
@@ -417,6 +430,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call}
     samples, rounds = time_columns(fns, repeat)
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
+    faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
     ours = comps["ours"]
     return {
         "description": case.description,
@@ -434,6 +448,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
         "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
         "rounds": rounds,
+        "faults_per_call": faults,
         "compile_s": {n: c.compile_s for n, c in comps.items()},
         "hlo_bytes": ours.hlo_bytes,
         "stablehlo_bytes": ours.stablehlo_bytes,
@@ -470,6 +485,62 @@ def run_sweep(max_log2: int, repeat: int) -> dict[str, list[dict[str, Any]]]:
                   + "  ".join(f"ours/{c} {r:.2f}x" for c, r in rec["ratios"].items() if r),
                   flush=True)
     return out
+
+
+# -- physical limits: bandwidth and the page faults of a fresh output ----------------------
+_PROBE = textwrap.dedent("""
+    import json, resource, statistics, sys, time
+    import numpy as np, jax, jax.numpy as jnp
+    n, rounds = int(sys.argv[1]), int(sys.argv[2])
+    src = np.ones(n, np.float32)
+    x = jnp.asarray(src)
+    copy = jax.jit(jnp.copy).lower(x).compile()
+    reused = np.empty_like(src)
+    reused[:] = 0
+    fns = {"jnp_copy": lambda: copy(x).block_until_ready(), "np_fresh": lambda: src.copy(),
+           "np_reused": lambda: np.copyto(reused, src)}
+    samples = {k: [] for k in fns}
+    for f in fns.values():
+        f()
+    for _ in range(rounds):
+        for k, f in fns.items():
+            t0 = time.perf_counter(); f(); samples[k].append(time.perf_counter() - t0)
+    out = {}
+    for k, f in fns.items():
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(3):
+            f()
+        out[k + "_faults"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 3
+        out[k + "_ms"] = statistics.median(samples[k]) * 1e3
+        out[k + "_gbs"] = 2 * 4 * n / (out[k + "_ms"] * 1e-3) / 1e9  # read + write
+    print(json.dumps(out))
+""")
+#: The allocator settings the probe runs under (the environment of a fresh process).
+MEMORY_SETTINGS = {"default": None, "GLIBC_TUNABLES=glibc.malloc.hugetlb=1": "glibc.malloc.hugetlb=1"}
+
+
+def run_memory(elements: int, rounds: int) -> dict[str, Any]:
+    """Copy bandwidth and page-fault cost of a fresh output, per allocator setting.
+
+    Each setting runs the probe in a fresh process (the allocator reads ``GLIBC_TUNABLES`` at
+    start-up): a jitted ``jnp.copy`` of ``elements`` float32 (a fresh XLA output per call),
+    NumPy's fresh copy, and NumPy's copy into a reused buffer (no faults: the bandwidth).
+    *fault_us* is the time a fault costs: (fresh - reused) / faults of the fresh copy."""
+    settings = {}
+    for name, tunables in MEMORY_SETTINGS.items():
+        env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+        if tunables:
+            env["GLIBC_TUNABLES"] = tunables
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(elements), str(rounds)], env=env,
+                              capture_output=True, text=True, check=True)
+        m = json.loads(done.stdout.strip().splitlines()[-1])
+        extra = m["jnp_copy_faults"] - m["np_reused_faults"]
+        m["fault_us"] = ((m["jnp_copy_ms"] - m["np_reused_ms"]) * 1e3 / extra) if extra > 100 else None
+        settings[name] = m
+        print(f"  memory [{name}]: jnp.copy {m['jnp_copy_ms']:.2f} ms ({m['jnp_copy_faults']:.0f} faults), "
+              f"numpy fresh {m['np_fresh_ms']:.2f} ms ({m['np_fresh_faults']:.0f} faults), "
+              f"numpy reused {m['np_reused_ms']:.2f} ms", flush=True)
+    return {"elements": elements, "settings": settings}
 
 
 # -- eager view-op overhead ---------------------------------------------------------------
@@ -531,6 +602,7 @@ def _meta(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "machine": f"{platform.machine()} {platform.system()}, {jax.devices()[0].platform}",
         "cpu_count": os.cpu_count(),
         "load_average_start": _loadavg(),
+        "glibc_tunables": os.environ.get("GLIBC_TUNABLES"),
         "timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "dtype": np.dtype(DTYPE).name,
         "naive_gather": naive_gather.__doc__.splitlines()[0],
@@ -578,6 +650,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "eager" in selected:
         print("eager view ops ...", flush=True)
         result["eager"] = run_eager(1000 if args.small else 10_000)
+    if "memory" in selected:
+        print("physical limits (copy bandwidth, page faults) ...", flush=True)
+        result["memory"] = run_memory(2**16 if args.small else 2**24, 3 if args.small else 9)
     if "sweep" in selected:
         print("size sweep ...", flush=True)
         result["sweep"] = run_sweep(16 if args.small else 26, args.repeat)
@@ -599,7 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nwrote {args.json}" + (f" (kept {len(kept)} stored records: {', '.join(sorted(kept))})"
                                    if kept else ""))
     if args.markdown:
-        write_markdown(args.markdown, merged, overlap=load_results(OVERLAP_JSON))
+        write_markdown(args.markdown, merged, overlap=load_results(OVERLAP_JSON),
+                       writes=load_results(WRITES_JSON))
         print(f"wrote {args.markdown}")
     if bad:
         print(f"ERROR: values differ from NumPy's in {', '.join(bad)}", file=sys.stderr)
@@ -612,11 +688,14 @@ def _measured_records(result: dict[str, Any]):
     yield from result.get("eager", {}).values()
     for points in result.get("sweep", {}).values():
         yield from points
+    if result.get("memory"):
+        yield result["memory"]
 
 
 def _record_names(result: dict[str, Any]) -> set[str]:
     return ({f"case {n}" for n in result["cases"]} | {f"eager {n}" for n in result.get("eager", {})}
-            | {f"sweep {k}" for k in result.get("sweep", {})})
+            | {f"sweep {k}" for k in result.get("sweep", {})}
+            | ({"memory"} if result.get("memory") else set()))
 
 
 def _all_records(result: dict[str, Any]):

@@ -4,15 +4,20 @@ Prints, for each layout, the run time of every path that applies (best of ``--re
 interleaved runs after one warm-up, inside ``jax.jit``), its ratio to the element gather, the native XLA
 op where one exists, compile time, HLO size and XLA's temp bytes. The constants
 ``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in ``functional_strides/lowering.py`` come
-from the "windows" table.
+from the "windows" table; ``P_TILE_BYTES``, ``Q_TILE_MAX`` and ``TILED_MIN_ELEMENTS`` in
+``functional_strides/_tiled.py`` from the "permutes" table, which times every formulation of
+a permute tried (medians of interleaved rounds, with an A/A column: XLA's transpose against a
+second compiled copy of itself).
 
-    python benchmarks/lowering_choices.py             # all tables
-    python benchmarks/lowering_choices.py --quick     # smaller arrays
+    python benchmarks/lowering_choices.py                    # all tables
+    python benchmarks/lowering_choices.py --quick            # smaller arrays
+    python benchmarks/lowering_choices.py --only permutes    # one table
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -25,6 +30,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
+from functional_strides import _tiled  # noqa: E402
 from functional_strides.canonical import canonicalize, split_windows  # noqa: E402
 from functional_strides.layout import Layout  # noqa: E402
 from functional_strides.lowering import METHODS, materialize, plan  # noqa: E402
@@ -132,17 +138,175 @@ def benchmark_layouts(repeats: int, scale: int) -> None:
             lambda s: jnp.transpose(s.reshape(16, seq, heads, dh), (0, 2, 1, 3)), repeats)
 
 
+# -- permutes: formulations of a batch of matrix transposes (batch, p, q) -> (batch, q, p) ----
+def _native_permute(shape):
+    return lambda s: jax.lax.transpose(s.reshape(shape), (0, 2, 1))
+
+
+def _one_op_tiles(shape, pt: int, qt: int):
+    """The tiles as one reshape + transpose (XLA sees the same permute)."""
+    b, p, q = shape
+
+    def f(s):
+        x = s.reshape(b, p // pt, pt, q // qt, qt)
+        return jax.lax.transpose(x, (0, 3, 4, 1, 2)).reshape(b, q, p)
+    return f
+
+
+def _output_stripes(shape, width: int):
+    """A loop over stripes of ``width`` output rows: a column block of the input per step."""
+    b, p, q = shape
+
+    def f(s):
+        x = s.reshape(shape)
+
+        def step(j, out):
+            block = jax.lax.dynamic_slice(x, (0, 0, j * width), (b, p, width))
+            return jax.lax.dynamic_update_slice(out, jax.lax.transpose(block, (0, 2, 1)), (0, j * width, 0))
+        return jax.lax.fori_loop(0, q // width, step, jnp.empty((b, q, p), s.dtype))
+    return f
+
+
+def _tile_loop(shape, pt: int, qt: int):
+    """The lowering's loop over ``pt x qt`` tiles (``_tiled``), with the given tile."""
+    b, p, q = shape
+    plan = _tiled.TiledPlan(b, p, q, pt, qt)
+    return lambda s: _tiled._tiles(s.reshape(shape), plan)
+
+
+def _gather_permute(shape):
+    b, p, q = shape
+    layout = Layout((b, q, p), (p * q, 1, q))
+    return lambda s: materialize(s, layout, method="gather")
+
+
+TILES = ((16, 4096), (16, 1024), (16, 256), (8, 4096), (8, 1024), (32, 256), (64, 64))
+
+
+def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TILES) -> None:
+    """Every formulation of ``(b, p, q) -> (b, q, p)`` timed in the same interleaved rounds."""
+    import bench_contiguous as bc
+
+    b, p, q = shape
+    x = jnp.arange(b * p * q, dtype=jnp.float32)
+    cands = {"native": _native_permute(shape), "native A/A": _native_permute(shape),
+             "gather": _gather_permute(shape), "auto": lambda s: materialize(
+                 s, Layout((b, q, p), (p * q, 1, q)))}
+    for pt, qt in tiles:
+        if p % pt == 0 and q % min(qt, q) == 0:
+            cands[f"one op {pt}x{min(qt, q)}"] = _one_op_tiles(shape, pt, min(qt, q))
+            cands[f"loop {pt}x{min(qt, q)}"] = _tile_loop(shape, pt, min(qt, q))
+    if q % 16 == 0:
+        cands["out stripes 16"] = _output_stripes(shape, 16)
+    want = np.transpose(np.asarray(x).reshape(shape), (0, 2, 1))
+    comps = {}
+    for cname, fn in cands.items():
+        t0 = time.perf_counter()
+        compiled = jax.jit(fn).lower(x).compile()
+        comps[cname] = (compiled, time.perf_counter() - t0, compiled.memory_analysis().temp_size_in_bytes)
+        assert np.array_equal(np.asarray(compiled(x)), want), cname
+    samples, rounds = bc.time_columns({c: (lambda c=c: comps[c][0](x).block_until_ready()) for c in comps},
+                                      repeats)
+    base = statistics.median(samples["native"])
+    print(f"\n{name}: (batch, p, q) = {shape}, auto -> "
+          f"{_tiled.tiled_plan(shape, (0, 2, 1), 4) or 'XLA transpose'}; {rounds} rounds")
+    print(f"  {'formulation':<18} {'median ms':>10} {'/native':>8} {'min ms':>8} {'compile s':>10} "
+          f"{'temp B':>8}")
+    for cname, (_, compile_s, temp) in comps.items():
+        med = statistics.median(samples[cname])
+        print(f"  {cname:<18} {med * 1e3:10.4f} {med / base:8.2f} {min(samples[cname]) * 1e3:8.4f} "
+              f"{compile_s:10.3f} {temp:8d}")
+
+
+def _row_loop(shape, axis: str, tile: int = 16):
+    """Heads ``(b, t, h, d) -> (b, h, t, d)`` as a loop: one step per head (``axis="h"``), per
+    (batch, head) (``"bh"``), per batch (``"b"``) or per ``tile`` positions of a batch (``"bt"``)."""
+    b, t, h, d = shape
+
+    def f(s):
+        x = s.reshape(shape)
+        out = jnp.empty((b, h, t, d), s.dtype)
+        if axis == "h":
+            def step(i, o):
+                part = jax.lax.dynamic_slice(x, (0, 0, i, 0), (b, t, 1, d)).reshape(b, 1, t, d)
+                return jax.lax.dynamic_update_slice(o, part, (0, i, 0, 0))
+            return jax.lax.fori_loop(0, h, step, out)
+        if axis == "bh":
+            def step(k, o):
+                part = jax.lax.dynamic_slice(x, (k // h, 0, k % h, 0), (1, t, 1, d)).reshape(1, 1, t, d)
+                return jax.lax.dynamic_update_slice(o, part, (k // h, k % h, 0, 0))
+            return jax.lax.fori_loop(0, b * h, step, out)
+        size = t if axis == "b" else tile
+
+        def step(k, o):
+            i, j = k // (t // size), k % (t // size) * size
+            part = jax.lax.dynamic_slice(x, (i, j, 0, 0), (1, size, h, d))
+            return jax.lax.dynamic_update_slice(o, jax.lax.transpose(part, (0, 2, 1, 3)), (i, 0, j, 0))
+        return jax.lax.fori_loop(0, b * (t // size), step, out)
+    return f
+
+
+def time_rows_permute(repeats: int, scale: int) -> None:
+    """Attention heads: a permute that keeps the innermost dim (rows of ``d`` move whole)."""
+    import bench_contiguous as bc
+
+    shape = (16 // scale, 1024, 16, 64)
+    b, t, h, d = shape
+    x = jnp.arange(b * t * h * d, dtype=jnp.float32)
+    layout = Layout((b, h, t, d), (t * h * d, d, h * d, 1))
+    cands = {"native": lambda s: jax.lax.transpose(s.reshape(shape), (0, 2, 1, 3)),
+             "native A/A": lambda s: jax.lax.transpose(s.reshape(shape), (0, 2, 1, 3)),
+             "gather": lambda s: materialize(s, layout, method="gather"),
+             "row_gather": lambda s: materialize(s, layout, method="row_gather"),
+             "auto": lambda s: materialize(s, layout),
+             "loop per head": _row_loop(shape, "h"), "loop per (b, h)": _row_loop(shape, "bh"),
+             "loop per batch": _row_loop(shape, "b"), "loop 16 positions": _row_loop(shape, "bt"),
+             "loop 64 positions": _row_loop(shape, "bt", 64), "copy (same bytes)": lambda s: jnp.copy(s)}
+    want = np.transpose(np.asarray(x).reshape(shape), (0, 2, 1, 3))
+    comps = {}
+    for cname, fn in cands.items():
+        compiled = jax.jit(fn).lower(x).compile()
+        comps[cname] = compiled
+        if not cname.startswith("copy"):
+            assert np.array_equal(np.asarray(compiled(x)).reshape(want.shape), want), cname
+    samples, rounds = bc.time_columns({c: (lambda c=c: comps[c](x).block_until_ready()) for c in comps},
+                                      repeats)
+    base = statistics.median(samples["native"])
+    print(f"\nattention heads {shape} -> (b, h, t, d), auto -> {plan(layout)} (XLA transpose); "
+          f"{rounds} rounds")
+    print(f"  {'formulation':<18} {'median ms':>10} {'/native':>8} {'min ms':>8}")
+    for cname in comps:
+        med = statistics.median(samples[cname])
+        print(f"  {cname:<18} {med * 1e3:10.4f} {med / base:8.2f} {min(samples[cname]) * 1e3:8.4f}")
+
+
+def permutes_table(repeats: int, scale: int) -> None:
+    print("\n=== permutes: formulations of the transpose at the end of a structured read ===")
+    n = 4096 // scale
+    time_permute("transpose", (1, n, n), repeats)
+    time_permute("NCHW->NHWC", (32 // scale, 64, 56 * 56), repeats, tiles=((16, 784), (16, 3136), (8, 784)))
+    time_permute("NCDHW->NDHWC", (2, 32, 32 * 64 * 64 // scale), repeats)
+    time_permute("NDHWC->NCDHW", (2, 32 * 64 * 64 // scale, 32), repeats, tiles=((16, 32), (64, 32)))
+    time_rows_permute(repeats, scale)
+    print("\n=== permutes by size: 2-D transposes, XLA's op against the tile loop (TILED_MIN_ELEMENTS) ===")
+    for log2 in range(12, 21, 2):
+        side = 2 ** (log2 // 2)
+        time_permute(f"transpose 2^{log2}", (1, side, side), repeats, tiles=((16, 1024),))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["windows", "layouts"], default=None)
+    parser.add_argument("--only", choices=["windows", "layouts", "permutes"], default=None)
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
         windows_table(2**20 if args.quick else 2**24, args.repeats)
     if args.only in (None, "layouts"):
         benchmark_layouts(args.repeats, 4 if args.quick else 1)
+    if args.only in (None, "permutes"):
+        permutes_table(args.repeats, 4 if args.quick else 1)
 
 
 if __name__ == "__main__":

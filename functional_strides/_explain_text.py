@@ -168,8 +168,13 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
                       "storage rewritten by pad/reshape and a select, no index")
     why = []
     if not ok["row_scatter"]:
-        why.append("rows would overlap or hold gaps" if mode == "set" and len(c.dims) >= 2
-                   else "no rows to scatter (one canonical dim)")
+        if len(c.dims) < 2:
+            why.append("no rows to scatter (one canonical dim)")
+        elif c.dims[-1][1] != 1:
+            why.append(f"no dense rows: the innermost canonical dim has stride {c.dims[-1][1]}, so a "
+                       "row update would write the slots between its elements")
+        else:
+            why.append("rows would overlap")
     elif rows is not None:
         why.append(f"rows of {rows[0]} elements, {rows[1]:.0%} written, are too short or sparse")
     if ok["block"]:

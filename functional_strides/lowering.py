@@ -16,7 +16,8 @@ dims merged, dims sorted by stride), then one of these paths reads it:
 * ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
   ``lax.broadcasted_iota`` (never baked in as constants).
 
-Each path ends with ``transpose`` to the user's order of dims, ``reshape``,
+Each path ends with ``transpose`` to the user's order of dims (a loop over cache-sized
+tiles for large permutes, :mod:`functional_strides._tiled`), ``reshape``,
 ``broadcast_in_dim`` for stride-0 dims and ``rev`` for dims of negative stride (the canonical
 form reads them forwards). :func:`plan` tells which path ``"auto"`` takes;
 ``materialize(..., method=...)`` forces one.
@@ -40,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _tiled
 from ._checks import check_choice
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
 from .errors import LayoutError, StorageError
@@ -161,7 +163,7 @@ def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
 def _to_user(c: Canonical, x: jax.Array) -> jax.Array:
     """Canonical-order array -> the user's shape: transpose, reshape, broadcast."""
     if c.perm != tuple(range(len(c.perm))):
-        x = lax.transpose(x, c.perm)
+        x = _tiled.transpose(x, c.perm)  # lax.transpose, tile by tile for large permutes
     return _finish(c, x)
 
 

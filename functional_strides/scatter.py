@@ -19,10 +19,11 @@ last element kept for ``"set"``), then one of these paths writes the rest:
   storage-sized array, and a ``select`` keeps the storage outside the view. No index is
   built; the whole storage is rewritten, so ``"auto"`` takes it for views covering much of
   the storage (transposes, attention heads, ``x[::2, ::2]``).
-* ``"row_scatter"`` -- one XLA scatter whose updates are whole rows of the inner box
-  (``update_window_dims``) -- the transpose of the read's row gather: overlap-add of frames,
-  row blocks. Rows are padded with the mode's identity, so ``"set"`` takes it only where
-  rows neither overlap nor hold gaps.
+* ``"row_scatter"`` -- one XLA scatter whose updates are whole rows (``update_window_dims``):
+  overlap-add of frames, row blocks. A row is the innermost canonical dim when it is dense
+  (stride 1), so every slot a row update covers belongs to the view: the storage between
+  rows is never written (not even with the mode's identity, which would not keep a NaN's
+  payload bit for bit on every backend). ``"set"`` takes it only where rows do not overlap.
 * ``"scatter"`` -- one XLA scatter of single elements, indices generated in the graph from
   iota (never baked in as constants).
 
@@ -60,7 +61,7 @@ from jax import lax
 from . import overlap as _overlap
 from ._checks import check_choice
 from ._product_scatter import ScatterSpec, product_scatter
-from .canonical import Box, Canonical, box, canonicalize, inner_box_start
+from .canonical import Box, Canonical, box, canonicalize
 from .errors import LayoutError, OverlapError
 from .layout import Layout, check_in_storage, is_traced
 from .lowering import dynamic_window, index_dtype, storage_indices
@@ -86,6 +87,9 @@ METHODS = ("auto", "block", "structured", "row_scatter", "scatter")
 #   transposed quarter block += 0.4-0.5 / 0.1. Short rows vary from run to run (frames 4/1
 #   0.5-1.4 / 0.5-1.7, 2/1 0.6-0.7 / 0.6; 3x3 patches, rows of 3: 0.9-1.2 / 1.0-1.2), as do rows
 #   half gaps (x[:, :n/2:2] += v: 0.8-1.2 / 0.7-0.85); rows 1/8 dense lose (0.9-1.13 / 1.3-1.4).
+#   Rows are now the innermost dense dim only, so that no slot outside the view is written (the
+#   gaps were combined with the mode's identity, which on GPU did not keep a NaN's payload):
+#   rows with gaps, measured no faster than the alternatives above, take "structured" or "scatter".
 #   Where the values need a transpose and cover the storage "structured" does better (x.t() = v:
 #   rows 0.3-0.5 / 0.25-0.4, structured 0.2-0.3 / 0.1-0.16; heads += 0.55-0.64 / 0.36-0.43 vs
 #   0.3 / 0.08-0.14).
@@ -319,8 +323,10 @@ def _structured(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Ar
 
 def _split_rows(c: Canonical) -> tuple[int, Layout, Box]:
     """``(k, outer, inner)``: the canonical dims as row starts (``dims[:k]``) times one row,
-    the smallest inner box (as the read's row gather splits them)."""
-    k = max(1, inner_box_start(c.dims))
+    the innermost dim (``k = len(dims) - 1``). ``"row_scatter"`` applies only where that dim
+    is dense (stride 1), so a row update covers no slot outside the view: slots between the
+    rows are untouched by construction, whatever the mode."""
+    k = max(1, len(c.dims) - 1)
     return k, Layout(*zip(*c.dims[:k], strict=True), c.offset), box(c.dims[k:])
 
 
@@ -361,8 +367,8 @@ def _applicable(c: Canonical, n: int, mode: str) -> dict[str, bool]:
     return {
         "block": b is not None and _block_grid(c.dims, c.offset, n) is not None,
         "structured": b is not None,
-        # "set" needs rows that neither overlap nor hold gaps (a gap would be overwritten)
-        "row_scatter": len(c.dims) >= 2 and (mode != "set" or (b is not None and _row_density(c) == 1)),
+        # dense rows only (no slot outside the view is written); "set" needs rows that do not overlap
+        "row_scatter": len(c.dims) >= 2 and c.dims[-1][1] == 1 and (mode != "set" or b is not None),
         "scatter": True,
     }
 
@@ -415,8 +421,9 @@ def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = 
     ``storage_size`` and the view does not wrap around (a block of the storage reshaped to a
     grid); ``"structured"`` for a strided box (:func:`functional_strides.canonical.box`:
     every composition of slicing, permutation and expansion); ``"row_scatter"`` for two or
-    more canonical dims, with ``mode="set"`` only when the rows neither overlap nor hold
-    gaps; ``"scatter"`` always.
+    more canonical dims whose innermost is dense (rows of adjacent slots, so no slot outside
+    the view is written), with ``mode="set"`` only when the rows do not overlap;
+    ``"scatter"`` always.
 
     ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
     ``"block"`` for one contiguous run; ``"row_scatter"`` for rows spanning at least

@@ -275,7 +275,7 @@ def test_forced_method_that_does_not_apply_is_refused():
 
 @pytest.mark.parametrize("transform", [jax.jit, lambda f: f], ids=["jit", "eager"])
 def test_layout_past_the_storage_end_is_refused(transform):
-    with pytest.raises(StorageError, match=r"addresses storage indices up to 12, but the storage has 12"):
+    with pytest.raises(StorageError, match=r"require a storage of 13 elements .*, but the storage has 12"):
         transform(lambda s: materialize(s, Layout((3, 3), (4, 1), 2)))(jnp.arange(12.0))
 
 

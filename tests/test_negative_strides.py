@@ -47,7 +47,7 @@ def test_bounds_are_checked_at_both_ends_with_both_named():
         Layout((3, 4), (-4, 1), 7)
     batched = jnp.zeros((2, 12))
     with pytest.raises(StorageError, match=re.escape(
-            "storage offset 7 address storage indices -1 to 10 (lowest")):
+            "layout (3,4):(-4,1)+7 addresses storage indices -1 to 10: the lowest")):
         fs.StridedArray(batched, Layout((3, 4), (-4, 1), jnp.array([8, 7])), batched=True)
     assert fs.StridedArray(storage, Layout((3, 4), (-4, 1), 8)).tolist()[0] == [8.0, 9.0, 10.0, 11.0]
 

@@ -1,0 +1,178 @@
+"""Cache-tiled transposes: the permute at the end of a structured read, as a loop over tiles.
+
+XLA:CPU emits a large ``transpose`` as one loop nest over the output that reads the input
+along its large stride, a cache line per element: a 4096x4096 float32 transpose measured
+3.4-7.6x a plain copy of its bytes (``benchmarks/lowering_choices.py``, "permutes" table).
+Read as a loop over tiles -- ``P_TILE`` rows of the input (a 64-byte cache line of output per
+row of the tile) by up to ``Q_TILE_MAX`` columns, each tile ``dynamic_slice``-d, transposed in
+cache and ``dynamic_update_slice``-d into the output -- the same permute takes 0.3-0.5x the
+native op's time. The loop updates the output in place (no temporary beyond the loop counter)
+and emits no gather.
+
+The tiled form applies to every permute that, after leading dims kept in place (a batch),
+swaps two blocks of dims and moves the innermost dim of the input: the array is then a batch
+of ``(P, Q)`` matrices to transpose (a 2-D transpose, NCHW->NHWC, NDHWC->NCDHW, ...).
+Permutes that keep the innermost dim innermost move whole rows, and matrices of few rows
+whose pitch does not alias cache sets (NCHW->NHWC) read well with XLA's op: it is kept there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+__all__ = ["ALIASING_PITCH_BYTES", "P_TILE_BYTES", "Q_TILE_MAX", "TILED_MIN_ELEMENTS", "TILED_MIN_ROWS",
+           "TiledPlan", "tiled_plan", "transpose"]
+
+# Measured with benchmarks/lowering_choices.py --only permutes (XLA:CPU, jax 0.10.2, float32,
+# medians of interleaved rounds on a shared 2-core machine; times as a ratio to jnp.transpose):
+# 4096x4096: tiles of 16 rows x 4096 0.23-0.34, 16 x 1024 0.19-0.29, 16 x 256 0.17-0.29,
+# 8 x 4096 0.23-0.32, 32 x 256 0.26-0.38, 64 x 64 0.42-0.47; loops over output stripes
+# (a column block of the input per step) 1.09-1.19, slower than the native op; the same tiles
+# written as one reshape + transpose compile to the native op's program (0.99-1.01).
+# Which permutes pay (same table, and 2-D transposes of other sizes, loop / native medians): a
+# loop wins on square-ish matrices whatever their pitch (3000^2 0.75, 1000^2 0.49, 1024x1000 0.80,
+# 1000x1024 0.12, 256^2..1024^2 0.06-0.26) and where the input's rows are a multiple of 4 KiB
+# apart (NCDHW->NDHWC, 32 x 131072: 0.75-0.79; NDHWC->NCDHW: 0.25), but loses where the matrices
+# have few rows and an unaliased pitch (NCHW->NHWC, 64 x 3136: 1.3-1.9; 100 x 40000: 1.1);
+# 2048 x 3136 also lost (1.1-1.3) and is a miss of this rule.
+#: Matrices of at least this many rows (p) are read tile by tile ...
+TILED_MIN_ROWS = 256
+#: ... and so are those whose input rows are a multiple of this many bytes apart (a pitch that
+#: maps a column's elements to the same few cache sets).
+ALIASING_PITCH_BYTES = 4096
+#: Rows of a tile, in bytes of one output row of the tile (one 64-byte cache line).
+P_TILE_BYTES = 64
+#: Largest number of columns of a tile.
+Q_TILE_MAX = 1024
+#: Permutes of fewer elements keep XLA's transpose (the loop's per-step cost dominates there;
+#: the crossing point of the size sweep in lowering_choices.py).
+TILED_MIN_ELEMENTS = 2**16
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TiledPlan:
+    """A permute as a batch of matrix transposes read tile by tile.
+
+    The input, of ``batch * p * q`` elements, is read as ``(batch, p, q)``; the output is
+    ``(batch, q, p)``. Tiles are ``p_tile`` by ``q_tile``; the rows past the last whole tile
+    (``p % p_tile``, ``q % q_tile``) are transposed as two edge pieces after the loop.
+    """
+
+    batch: int
+    p: int
+    q: int
+    p_tile: int
+    q_tile: int
+
+    @property
+    def steps(self) -> int:
+        """Iterations of the tile loop."""
+        return self.batch * (self.p // self.p_tile) * (self.q // self.q_tile)
+
+
+def _blocks(shape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """``(batch, p, q)`` when ``transpose(x, perm)`` of an array of ``shape`` is a batch of
+    ``(p, q)`` transposes (leading dims kept, then two blocks of dims swapped), else None."""
+    rank = len(perm)
+    lead = 0
+    while lead < rank and perm[lead] == lead:
+        lead += 1
+    if lead == rank or perm[-1] == rank - 1:  # identity, or the innermost dim stays innermost
+        return None
+    rest = perm[lead:]
+    split = rest[0]  # the first output dim after the batch: where the second block starts
+    if rest != (*range(split, rank), *range(lead, split)):
+        return None
+    return math.prod(shape[:lead]), math.prod(shape[lead:split]), math.prod(shape[split:])
+
+
+def _tile(extent: int, bound: int) -> int:
+    """The largest divisor of ``extent`` that is at most ``bound`` when it is at least half of
+    ``min(extent, bound)``, else ``min(extent, bound)`` (the rest is an edge piece)."""
+    cap = min(extent, bound)
+    for d in range(cap, (cap + 1) // 2 - 1, -1):
+        if extent % d == 0:
+            return d
+    return cap
+
+
+def tiled_plan(shape: tuple[int, ...], perm: tuple[int, ...], itemsize: int) -> TiledPlan | None:
+    """How ``transpose`` reads ``lax.transpose(x, perm)`` of an array of ``shape``: a
+    ``TiledPlan``, or None when XLA's ``transpose`` is kept.
+
+    Args:
+      shape: the input's shape (static ints, elements).
+      perm: the permutation, as ``lax.transpose`` takes it (output dim ``i`` is input dim
+        ``perm[i]``).
+      itemsize: bytes per element (the tile's rows are one cache line of output).
+    Returns:
+      A plan when the permute is a batch of matrix transposes of at least
+      ``TILED_MIN_ELEMENTS`` elements whose matrices have at least two tiles of rows, and
+      either ``TILED_MIN_ROWS`` rows or rows ``ALIASING_PITCH_BYTES`` apart; else None.
+    Example:
+      >>> tiled_plan((4096, 4096), (1, 0), 4)
+      TiledPlan(batch=1, p=4096, q=4096, p_tile=16, q_tile=1024)
+      >>> tiled_plan((16, 1024, 16, 64), (0, 2, 1, 3), 4) is None   # whole rows of 64 move
+      True
+    """
+    blocks = _blocks(tuple(shape), tuple(perm))
+    if blocks is None or math.prod(shape) < TILED_MIN_ELEMENTS:
+        return None
+    batch, p, q = blocks
+    if p < TILED_MIN_ROWS and (q * itemsize) % ALIASING_PITCH_BYTES:
+        return None
+    p_tile = max(1, P_TILE_BYTES // max(1, itemsize))
+    if p < 2 * p_tile or q < p_tile:
+        return None
+    return TiledPlan(batch, p, q, p_tile, _tile(q, Q_TILE_MAX))
+
+
+def _tiles(x: jax.Array, plan: TiledPlan) -> jax.Array:
+    """``(batch, p, q)`` -> ``(batch, q, p)``: the whole tiles in a loop, then the edges."""
+    pt, qt = plan.p_tile, plan.q_tile
+    p_main, q_main = plan.p - plan.p % pt, plan.q - plan.q % qt
+    rows, cols = p_main // pt, q_main // qt
+
+    def step(k, out):
+        b, r = k // (rows * cols), k % (rows * cols)
+        i, j = r // cols * pt, r % cols * qt
+        tile = lax.dynamic_slice(x, (b, i, j), (1, pt, qt))
+        return lax.dynamic_update_slice(out, lax.transpose(tile, (0, 2, 1)), (b, j, i))
+
+    out = lax.fori_loop(0, plan.steps, step, jnp.empty((plan.batch, plan.q, plan.p), x.dtype))
+    if p_main < plan.p:  # the last rows of the input: the last columns of the output
+        edge = lax.transpose(x[:, p_main:, :], (0, 2, 1))
+        out = lax.dynamic_update_slice(out, edge, (0, 0, p_main))
+    if q_main < plan.q:  # the last columns of the input (whole tiles of rows only)
+        edge = lax.transpose(x[:, :p_main, q_main:], (0, 2, 1))
+        out = lax.dynamic_update_slice(out, edge, (0, q_main, 0))
+    return out
+
+
+def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
+    """``lax.transpose(x, perm)``, read tile by tile where :func:`tiled_plan` says so.
+
+    Args:
+      x: any array.
+      perm: a permutation of ``range(x.ndim)``.
+    Returns:
+      The array of shape ``tuple(x.shape[d] for d in perm)``, equal to ``lax.transpose(x, perm)``.
+    Example:
+      >>> import numpy as np
+      >>> a = jnp.arange(2 * 64 * 2048.0).reshape(2, 64, 2048)
+      >>> bool((transpose(a, (0, 2, 1)) == np.transpose(np.asarray(a), (0, 2, 1))).all())
+      True
+
+    Semantics: ``jax.lax.transpose`` (NumPy's ``np.transpose``), same values and shape.
+    """
+    perm = tuple(perm)
+    plan = tiled_plan(x.shape, perm, x.dtype.itemsize)
+    if plan is None:
+        return lax.transpose(x, perm)
+    out = _tiles(x.reshape(plan.batch, plan.p, plan.q), plan)
+    return out.reshape(tuple(x.shape[d] for d in perm))
