@@ -232,7 +232,7 @@ def _stack(parts: list[Any], stack: Callable[[list[Any]], Any]) -> Any:
 class Ours:
     """The ``ours`` column's program for ``layouts``, recording the lowering it builds.
 
-    Calling it (tracing it under ``jit``) fills ``paths`` with ``fs.plan`` of every layout
+    Calling it (tracing it under ``jit``) fills ``paths`` with ``fs.read_plan`` of every layout
     it actually reads, so that the reported path is that of the program that was timed."""
 
     def __init__(self, layouts: Sequence[Layout]):
@@ -255,12 +255,13 @@ class Ours:
 
             def one(o):
                 view = StridedArray(s, Layout(first.shape, first.strides, o))
-                self.paths.add(f"vmap({len(self.layouts)} offsets) of dynamic_slice+{fs.plan(view.layout)}")
+                path = fs.read_plan(view.layout)
+                self.paths.add(f"vmap({len(self.layouts)} offsets) of dynamic_slice+{path}")
                 return jnp.asarray(view)
             return jax.vmap(one)(offsets)
         parts = []
         for lay in self.layouts:
-            self.paths.add(fs.plan(lay))
+            self.paths.add(fs.read_plan(lay))
             parts.append(StridedArray(s, lay).contiguous().storage.reshape(lay.shape))
         return _stack(parts, jnp.stack)
 

@@ -385,7 +385,7 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
         "slows XLA:CPU's transposes ~1.5x, whoever computes them). Times are medians of up to "
         "the run's `--repeat` interleaved rounds after warm-up (fewer rounds for cases whose "
         "round exceeds the time budget; the JSON has the round counts and the minima). *path*: "
-        "`fs.plan` of the layouts the timed program reads, recorded while it is traced. "
+        "`fs.read_plan` of the layouts the timed program reads, recorded while it is traced. "
         "Brackets: ours / column (below 1: ours is "
         "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
         "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "

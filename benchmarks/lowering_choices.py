@@ -33,7 +33,7 @@ import functional_strides as fs  # noqa: E402
 from functional_strides import _tiled  # noqa: E402
 from functional_strides.canonical import canonicalize, split_windows  # noqa: E402
 from functional_strides.layout import Layout  # noqa: E402
-from functional_strides.lowering import METHODS, materialize, plan  # noqa: E402
+from functional_strides.lowering import METHODS, materialize, read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
@@ -43,7 +43,7 @@ def slice_pieces(layout: Layout) -> int:
     """How many slices the ``"slices"`` path of ``materialize`` emits for ``layout``: the
     shifts of the shifted form or the windows of the stacked one, whichever is fewer (the
     count the lowering compares with ``SLICES_MAX_PIECES``). Only for layouts where
-    ``plan(layout, "slices")`` applies."""
+    ``read_plan(layout, "slices")`` applies."""
     w = split_windows(canonicalize(layout).dims)
     counts = [w.shifts] if w.shifted is not None else []
     counts += [w.count] if w.stacked is not None else []
@@ -79,7 +79,7 @@ def measure(name: str, storage_size: int, layout: Layout, native, repeats: int, 
     candidates = []
     for method in METHODS[1:]:
         try:
-            plan(layout, method)
+            read_plan(layout, method)
         except fs.LayoutError:
             continue
         if method == "slices" and slice_pieces(layout) > MAX_PIECES_MEASURED:
@@ -91,7 +91,7 @@ def measure(name: str, storage_size: int, layout: Layout, native, repeats: int, 
     times = _times([jax.jit(fn) for _, fn in candidates], x, repeats)
     rows = [(name, t, *st) for (name, _), t, st in zip(candidates, times, stats, strict=True)]
     base = dict((r[0], r[1]) for r in rows)["gather"]
-    print(f"\n{name}: layout {layout}, auto -> {plan(layout)}, output {out_bytes / 2**20:.1f} MiB")
+    print(f"\n{name}: layout {layout}, auto -> {read_plan(layout)}, output {out_bytes / 2**20:.1f} MiB")
     print(f"  {'path':<11} {'ms':>9} {'/gather':>8} {'compile s':>10} {'HLO KB':>8} {'temp/out':>9}")
     for method, t, compile_s, hlo, temp in rows:
         print(f"  {method:<11} {t * 1e3:9.2f} {t / base:8.2f} {compile_s:10.3f} {hlo / 1024:8.1f} "
@@ -272,7 +272,7 @@ def time_rows_permute(repeats: int, scale: int) -> None:
     samples, rounds = bc.time_columns({c: (lambda c=c: comps[c](x).block_until_ready()) for c in comps},
                                       repeats)
     base = statistics.median(samples["native"])
-    print(f"\nattention heads {shape} -> (b, h, t, d), auto -> {plan(layout)} (XLA transpose); "
+    print(f"\nattention heads {shape} -> (b, h, t, d), auto -> {read_plan(layout)} (XLA transpose); "
           f"{rounds} rounds")
     print(f"  {'formulation':<18} {'median ms':>10} {'/native':>8} {'min ms':>8}")
     for cname in comps:

@@ -68,13 +68,13 @@ def candidates(layout: Layout, n: int, mode: str) -> list[tuple[str, object]]:
     out = [("element", lambda s, v: element_scatter(s, layout, v, mode))]
     for method in scatter.METHODS[1:]:
         try:
-            scatter.plan(layout, n, mode=mode, method=method)
+            scatter.write_plan(layout, n, mode=mode, method=method)
         except fs.LayoutError:
             continue
         out.append((method, lambda s, v, m=method: scatter.write(s, layout, v, mode=mode, overlap="last",
                                                                   method=m)))
     try:
-        fs.lowering.plan(layout, "slices")
+        fs.read_plan(layout, "slices")
     except fs.LayoutError:
         pass
     else:
@@ -123,7 +123,7 @@ def measure(name: str, layout: Layout, n: int, mode: str, repeats: int) -> list[
     times = _best([lambda f=f: f(storage, src) for f in plain] + [carried(i) for i in range(len(cands))],
                   repeats)
     t_plain, t_don = times[: len(cands)], times[len(cands):]
-    auto = scatter.plan(layout, n, mode=mode)
+    auto = scatter.write_plan(layout, n, mode=mode)
     print(f"\n{name}: {mode} through {layout} over {n} elements; auto -> {auto}")
     print(f"  {'path':<12} {'plain ms':>9} {'/element':>9} {'donated ms':>11} {'/element':>9} "
           f"{'compile s':>10} {'temp MiB':>9}")

@@ -27,7 +27,7 @@ from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
 from .lowering import materialize as materialize
-from .lowering import plan as plan
+from .lowering import read_plan as read_plan
 from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
@@ -59,6 +59,7 @@ from .ops import unflatten as unflatten
 from .ops import unfold as unfold
 from .ops import unsqueeze as unsqueeze
 from .ops import view as view
+from .scatter import write_plan as write_plan
 from .strided import StridedArray as StridedArray
 from .strided import as_strided as as_strided
 from .strided import from_array as from_array
@@ -107,7 +108,7 @@ __all__ = [
     "overlap",
     "overlaps",
     "permute",
-    "plan",
+    "read_plan",
     "reshape",
     "scatter",
     "select",
@@ -124,4 +125,5 @@ __all__ = [
     "unsqueeze",
     "view",
     "views",
+    "write_plan",
 ]

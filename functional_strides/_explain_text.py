@@ -18,6 +18,7 @@ from . import overlap as _overlap
 from . import scatter as _scatter
 from . import views as _views
 from ._explain_subject import _coord_text, _Subject
+from ._strategies import Need
 from .layout import Layout, format_layout
 
 #: Columns the text report fits in.
@@ -108,7 +109,7 @@ def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
 
 
 def _read_reason(layout: Layout) -> tuple[str, str]:
-    path = _lowering.plan(layout)
+    path = _lowering.read_plan(layout)
     c = _canonical.canonicalize(layout)
     if path == "empty":
         return path, "a zero extent: nothing is read, zeros of the shape are returned"
@@ -147,13 +148,13 @@ def _read_reason(layout: Layout) -> tuple[str, str]:
 
 
 def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
-    path = _scatter.plan(layout, n, mode=mode)
+    path = _scatter.write_plan(layout, n, mode=mode)
     if path == "empty":
         return path, "a zero extent: the storage is returned unchanged"
     c = _canonical.canonicalize(layout)
     if path == "block":
         return path, "one contiguous run: a dynamic_update_slice of the storage"
-    ok = _scatter._applicable(c, n, mode)
+    ok = _scatter.WRITES.applies(c, Need(n, mode))
     cover = c.numel / n if ok["block"] else 0.0
     rows = None
     if ok["row_scatter"]:
@@ -204,7 +205,7 @@ def _plans(subject: _Subject) -> list[str]:
                f"{tuple(flipped)}) is the same view") if flipped else ""
         out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + rev)
     read, why = _read_reason(lay)
-    out.append(f"read plan (fs.plan): {read}: {why}")
+    out.append(f"read plan (fs.read_plan): {read}: {why}")
     n = subject.storage_size if subject.storage_size is not None else lay.required_storage_size
     if n < (lay.required_storage_size or 0):
         return [*out, "write plan: none (the storage is too small for the view)"]
@@ -215,7 +216,7 @@ def _plans(subject: _Subject) -> list[str]:
         path, why = _write_reason(lay, max(n, 1), mode)
         if mode == "set" and witness is not None:
             why += "; only with overlap='last' (the row-major last element wins), else OverlapError"
-        out.append(f"write plan (fs.scatter.plan, mode={mode!r}){note}: {path}: {why}")
+        out.append(f"write plan (fs.write_plan, mode={mode!r}){note}: {path}: {why}")
     out.append("eager use (outside jit): a contiguous view reads/writes with one dynamic_slice/"
                "dynamic_update_slice, any other with one gather/scatter compiled once per shape")
     return out

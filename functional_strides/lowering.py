@@ -42,18 +42,16 @@ import numpy as np
 from jax import lax
 
 from . import _tiled
-from ._checks import check_choice
+from ._strategies import Need, Strategies, Strategy
 from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
-from .errors import LayoutError, StorageError
+from .errors import StorageError
 from .layout import Layout, check_in_storage, is_traced
 from .overlap import is_monotone, is_non_overlapping_sufficient
 
-__all__ = ["METHODS", "dynamic_window", "index_dtype", "materialize", "plan", "storage_indices"]
+__all__ = ["METHODS", "READS", "dynamic_window", "index_dtype", "materialize", "read_plan", "storage_indices"]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
-#: Lowering paths accepted by ``materialize(..., method=...)``.
-METHODS = ("auto", "structured", "slices", "row_gather", "gather")
 
 # Choice between the paths for overlapping windows, measured with
 # benchmarks/lowering_choices.py (XLA:CPU, jax 0.10.2, 2^24-element float32 outputs; times as
@@ -235,18 +233,13 @@ def _element_gather(storage: jax.Array, c: Canonical) -> jax.Array:
     return _finish(c, x)
 
 
-_PATHS = {"structured": _structured, "slices": _slices, "row_gather": _row_gather,
-          "gather": _element_gather}
+def _applies_structured(c: Canonical, need: Need) -> bool:
+    return box(c.dims) is not None
 
 
-def _applicable(c: Canonical) -> dict[str, bool]:
+def _applies_slices(c: Canonical, need: Need) -> bool:
     w = None if box(c.dims) is not None else split_windows(c.dims)
-    return {
-        "structured": box(c.dims) is not None,
-        "slices": w is not None and (w.shifted is not None or w.stacked is not None),
-        "row_gather": len(c.dims) >= 2,
-        "gather": True,
-    }
+    return w is not None and (w.shifted is not None or w.stacked is not None)
 
 
 def _slice_pieces(c: Canonical) -> int:
@@ -256,8 +249,7 @@ def _slice_pieces(c: Canonical) -> int:
     return min(counts)
 
 
-def _auto(c: Canonical) -> str:
-    ok = _applicable(c)
+def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     if ok["structured"]:
         return "structured"
     if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
@@ -269,18 +261,33 @@ def _auto(c: Canonical) -> str:
     return "gather"
 
 
-def plan(layout: Layout, method: str = "auto") -> str:
+#: The read strategies, in order, and the rule "auto" follows (see :func:`read_plan`).
+READS = Strategies("materialize", (
+    Strategy("structured", _applies_structured, _structured),
+    Strategy("slices", _applies_slices, _slices),
+    Strategy("row_gather", lambda c, need: len(c.dims) >= 2, _row_gather),
+    Strategy("gather", lambda c, need: True, _element_gather),
+), _auto)
+
+
+#: Lowering paths accepted by ``materialize(..., method=...)``: ``"auto"`` and each strategy.
+METHODS = READS.methods
+
+
+def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` takes ``"structured"`` whenever the canonical dims form a strided box (no
     gather is emitted then); for overlapping windows it takes ``"slices"`` when at most
     ``SLICES_MAX_PIECES`` slices cover them, else ``"row_gather"`` when the windows hold at
     least ``ROW_GATHER_MIN_ROW`` elements and lie at least ``ROW_GATHER_MIN_STEP`` apart, else
-    ``"gather"`` (thresholds measured by ``benchmarks/lowering_choices.py``).
+    ``"gather"`` (thresholds measured by ``benchmarks/lowering_choices.py``). Writes are
+    planned by :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
       layout: the layout to read; with a traced offset the path is that of the same layout
-        at offset 0, read from a ``dynamic_slice`` of the storage (:func:`dynamic_window`).
+        at its lowest offset, read from a ``dynamic_slice`` of the storage
+        (:func:`dynamic_window`).
       method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
     Returns:
       ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``
@@ -288,22 +295,17 @@ def plan(layout: Layout, method: str = "auto") -> str:
     Raises:
       LayoutError: ``method`` is unknown, or does not apply to ``layout``.
     Example:
-      >>> plan(Layout((4, 4), (1, 4))), plan(Layout((7, 1024), (256, 1))), plan(Layout((3, 3), (2, 3)))
-      ('structured', 'row_gather', 'gather')
+      >>> read_plan(Layout((4, 4), (1, 4))), read_plan(Layout((7, 1024), (256, 1)))
+      ('structured', 'row_gather')
+      >>> read_plan(Layout((3, 3), (2, 3)))
+      'gather'
+
+    Semantics: no PyTorch or NumPy counterpart (they copy with one strided loop); the
+    choice ``jax.numpy`` would make is always a gather.
     """
-    check_choice("materialize", "method", method, METHODS)
     if not layout.has_static_offset:  # read through dynamic_window: the view at its lowest offset
         layout = Layout(layout.shape, layout.strides, -layout.low_reach)
-    c = canonicalize(layout)
-    if c.empty:
-        return "empty"
-    if method == "auto":
-        return _auto(c)
-    if not _applicable(c)[method]:
-        raise LayoutError(
-            f"materialize: method={method!r} does not apply to layout {layout} (canonical dims "
-            f"{c.dims}); use method='auto', which picks among the paths that apply.")
-    return method
+    return READS.plan(layout, method, Need())
 
 
 def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Array, Layout]:
@@ -344,14 +346,14 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
 
 
 def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
-    path = plan(layout, method)
+    path = read_plan(layout, method)
     if path == "empty":
         return jnp.zeros(layout.shape, storage.dtype)
     index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
     if not layout.has_static_offset:
         _, storage, layout = dynamic_window(storage, layout)
     check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
-    return _PATHS[path](storage, canonicalize(layout))
+    return READS.lower(path)(storage, canonicalize(layout))
 
 
 @functools.partial(jax.jit, static_argnames=("layout", "method"))
@@ -401,7 +403,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     Semantics: ``torch.Tensor.contiguous()`` of ``torch.as_strided(storage, shape, strides,
     offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides.
     """
-    check_choice("materialize", "method", method, METHODS)
+    READS.check_method(method)
     if is_traced(storage) or is_traced(layout.offset):
         return _lower(storage, layout, method)
     n = storage.shape[0]

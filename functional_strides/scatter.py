@@ -61,18 +61,16 @@ from jax import lax
 from . import overlap as _overlap
 from ._checks import check_choice
 from ._product_scatter import ScatterSpec, product_scatter
+from ._strategies import Need, Strategies, Strategy
 from .canonical import Box, Canonical, box, canonicalize
 from .errors import LayoutError, OverlapError
 from .layout import Layout, check_in_storage, is_traced
 from .lowering import dynamic_window, index_dtype, storage_indices
 from .overlap import is_monotone
 
-__all__ = ["METHODS", "MODES", "check_src", "plan", "write"]
+__all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
 
 MODES = ("set", "add", "mul", "min", "max")
-
-#: Write paths accepted by ``write(..., method=...)``.
-METHODS = ("auto", "block", "structured", "row_scatter", "scatter")
 
 # Choice between the paths, measured with benchmarks/write_choices.py (XLA:CPU, jax 0.10.2,
 # float32, 2^24-element storages unless said; time as a ratio to the element scatter, with the
@@ -358,19 +356,13 @@ def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: j
                     sorted_=is_monotone(reduced))
 
 
-_PATHS = {"block": _block, "structured": _structured, "row_scatter": _row_scatter,
-          "scatter": _element_scatter}
+def _applies_block(c: Canonical, need: Need) -> bool:
+    return box(c.dims) is not None and _block_grid(c.dims, c.offset, need.storage_size) is not None
 
 
-def _applicable(c: Canonical, n: int, mode: str) -> dict[str, bool]:
-    b = box(c.dims)
-    return {
-        "block": b is not None and _block_grid(c.dims, c.offset, n) is not None,
-        "structured": b is not None,
-        # dense rows only (no slot outside the view is written); "set" needs rows that do not overlap
-        "row_scatter": len(c.dims) >= 2 and c.dims[-1][1] == 1 and (mode != "set" or b is not None),
-        "scatter": True,
-    }
+def _applies_row_scatter(c: Canonical, need: Need) -> bool:
+    # dense rows only (no slot outside the view is written); "set" needs rows that do not overlap
+    return len(c.dims) >= 2 and c.dims[-1][1] == 1 and (need.mode != "set" or box(c.dims) is not None)
 
 
 def _row_density(c: Canonical) -> float:
@@ -379,8 +371,8 @@ def _row_density(c: Canonical) -> float:
     return math.prod(inner.shape) / inner.reach
 
 
-def _auto(c: Canonical, n: int, mode: str) -> str:
-    ok = _applicable(c, n, mode)
+def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
+    n = need.storage_size
     if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
         return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
     rows = (ok["row_scatter"] and _split_rows(c)[2].reach >= ROW_SCATTER_MIN_ROW
@@ -398,23 +390,25 @@ def _auto(c: Canonical, n: int, mode: str) -> str:
     return "scatter"
 
 
+#: The write strategies, in order, and the rule "auto" follows (see :func:`write_plan`).
+WRITES = Strategies("write", (
+    Strategy("block", _applies_block, _block),
+    Strategy("structured", lambda c, need: box(c.dims) is not None, _structured),
+    Strategy("row_scatter", _applies_row_scatter, _row_scatter),
+    Strategy("scatter", lambda c, need: True, _element_scatter),
+), _auto)
+
+#: Write paths accepted by ``write(..., method=...)``: ``"auto"`` and each strategy.
+METHODS = WRITES.methods
+
+
 def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
     if not layout.has_static_offset:  # written through dynamic_window: the view at its lowest index
         layout, n = Layout(layout.shape, layout.strides, -layout.low_reach), layout.span + 1
-    c = canonicalize(layout)
-    if c.empty:
-        return "empty"
-    if method == "auto":
-        return _auto(c, n, mode)
-    if not _applicable(c, n, mode)[method]:
-        raise LayoutError(
-            f"{op}: method={method!r} does not apply to mode={mode!r} through layout {layout} over "
-            f"a storage of {n} elements (canonical dims {c.dims}); use method='auto', which picks "
-            "among the paths that apply.")
-    return method
+    return WRITES.plan(layout, method, Need(n, mode), op=op)
 
 
-def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = "auto") -> str:
+def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = "auto") -> str:
     """The path ``write`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     Paths that apply: ``"block"`` when every canonical stride divides the one above it and
@@ -447,13 +441,12 @@ def plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = 
     Raises:
       LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
     Example:
-      >>> plan(Layout((64,), (64,), 7), 4096), plan(Layout((7, 1024), (256, 1)), 2560, mode="add")
+      >>> write_plan(Layout((64,), (64,), 7), 4096), write_plan(Layout((7, 1024), (256, 1)), 2560, mode="add")
       ('scatter', 'row_scatter')
-      >>> plan(Layout((512, 512), (1, 512)), 512 * 512), plan(Layout((3, 4), (4, 1), 2), 20)
+      >>> write_plan(Layout((512, 512), (1, 512)), 512 * 512), write_plan(Layout((3, 4), (4, 1), 2), 20)
       ('structured', 'block')
     """
     check_choice("write", "mode", mode, MODES)
-    check_choice("write", "method", method, METHODS)
     return _plan(layout, storage_size, mode, method, "write")
 
 
@@ -463,9 +456,9 @@ def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, met
         return storage
     if not layout.has_static_offset:  # write the window the view lies in, then put it back
         start, window, local = dynamic_window(storage, layout)
-        window = _PATHS[path](window, local, canonicalize(local), values, mode, overlapping)
+        window = WRITES.lower(path)(window, local, canonicalize(local), values, mode, overlapping)
         return lax.dynamic_update_slice(storage, window, (start,))
-    return _PATHS[path](storage, layout, canonicalize(layout), values, mode, overlapping)
+    return WRITES.lower(path)(storage, layout, canonicalize(layout), values, mode, overlapping)
 
 
 @functools.partial(jax.jit, static_argnames=("layout", "mode", "overlapping", "method", "op"))
@@ -529,7 +522,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     ``max``) in jnp, with ``"set"`` made deterministic for overlapping views."""
     check_choice(op, "mode", mode, MODES)
     check_choice(op, "overlap", overlap, ("error", "last"))
-    check_choice(op, "method", method, METHODS)
+    WRITES.check_method(method, op)
     values = check_src(src, layout.shape, storage.dtype, op=op, layout=layout)
     if layout.is_empty:
         return storage

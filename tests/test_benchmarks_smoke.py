@@ -77,14 +77,14 @@ def test_every_case_reports_compile_stats_and_agrees_with_numpy(result):
 
 
 def test_path_column_is_that_of_the_timed_program(result):
-    """Single views report ``fs.plan`` of their layout; the batch reports the vmapped
+    """Single views report ``fs.read_plan`` of their layout; the batch reports the vmapped
     dynamic-offset read that ``ours`` builds for it, not the plan of one static layout."""
     import functional_strides as fs
     from functional_strides.explain import parse_layout
 
     for name, rec in result["cases"].items():
         if rec["views"] == 1:
-            assert rec["lowering_path"] == fs.plan(fs.Layout(*parse_layout(rec["layout"]))), name
+            assert rec["lowering_path"] == fs.read_plan(fs.Layout(*parse_layout(rec["layout"]))), name
     batch = result["cases"]["batch_small_views"]
     assert batch["lowering_path"] == "vmap(50 offsets) of dynamic_slice+structured"
 

@@ -52,7 +52,7 @@ def test_traced_offset_keeps_the_structured_lowering(case):
     layout, size = case
     storage = jnp.arange(size, dtype=jnp.float32)
     x = StridedArray(storage, layout)
-    assert fs.plan(x.layout) == fs.plan(Layout(layout.shape, layout.strides, jnp.int32(0)))
+    assert fs.read_plan(x.layout) == fs.read_plan(Layout(layout.shape, layout.strides, jnp.int32(0)))
     f = jax.jit(lambda v: jnp.asarray(v))
     np.testing.assert_array_equal(np.asarray(f(x)), oracle.materialize(np.asarray(storage), layout))
     text = f.lower(x).compile().as_text()
@@ -67,7 +67,7 @@ def test_traced_offset_reads_every_path(layout, method):
     size = layout.required_storage_size + 3
     storage = jnp.arange(size, dtype=jnp.float32)
     try:
-        fs.plan(Layout(layout.shape, layout.strides, 0), method)
+        fs.read_plan(Layout(layout.shape, layout.strides, 0), method)
     except fs.LayoutError:
         pytest.skip(f"{method} does not apply to {layout}")
     read = jax.jit(lambda s, o: fs.materialize(s, Layout(layout.shape, layout.strides, o), method=method))
@@ -110,7 +110,7 @@ def test_traced_offset_writes_every_path(layout, method, mode):
     src = jnp.arange(1.0, layout.numel + 1.0).reshape(layout.shape)
     local = Layout(layout.shape, layout.strides, 0)
     try:
-        fs.scatter.plan(local, local.span + 1, mode=mode, method=method)
+        fs.write_plan(local, local.span + 1, mode=mode, method=method)
     except fs.LayoutError:
         pytest.skip(f"{method} does not apply to {mode} through {layout}")
     overlap = "last" if mode == "set" else "error"

@@ -98,10 +98,10 @@ def test_facts_and_plans_agree_with_the_deciding_modules(lay):
         m = re.search(r"coordinates \(([\d,]*)\) and \(([\d,]*)\) both address storage index (\d+)", flat)
         a, b = (tuple(int(v) for v in g.split(",") if v) for g in m.groups()[:2])
         assert a != b and lay(*a) == lay(*b) == int(m.group(3))
-    assert f"read plan (fs.plan): {fs.plan(lay)}:" in flat
+    assert f"read plan (fs.read_plan): {fs.read_plan(lay)}:" in flat
     for mode in ("set", "add"):
-        path = fs.scatter.plan(lay, max(n, 1), mode=mode)
-        assert re.search(rf"write plan \(fs.scatter.plan, mode='{mode}'\)[^:]*: {path}:", flat), flat
+        path = fs.write_plan(lay, max(n, 1), mode=mode)
+        assert re.search(rf"write plan \(fs.write_plan, mode='{mode}'\)[^:]*: {path}:", flat), flat
 
 
 @settings(max_examples=60)
@@ -159,12 +159,12 @@ def test_overlapping_expanded_empty_rank0_and_negative_strides():
     frames = fs.explain(fs.from_array(jnp.zeros(10)).unfold(0, 4, 2), show=False)
     assert "coordinates (0,2) and (1,0) both address storage index 2" in frames.text
     assert "0 |  (0,0)  (0,1) (0,2)* (0,3)* (1,2)*" in frames.text
-    assert "read plan (fs.plan): gather:" in frames.text
+    assert "read plan (fs.read_plan): gather:" in frames.text
     expanded = fs.explain(fs.from_array(jnp.zeros(4)).expand(3, 4), show=False)
     assert "0 | (0,0)* (0,1)* (0,2)* (0,3)*" in expanded.text
     assert "a broadcast along stride-0 dims [0]" in " ".join(expanded.text.split())
     empty = fs.explain("(0,3):(3,1)+2", storage=10, show=False)
-    assert "no elements (shape (0, 3))" in empty.text and "read plan (fs.plan): empty:" in empty.text
+    assert "no elements (shape (0, 3))" in empty.text and "read plan (fs.read_plan): empty:" in empty.text
     scalar = fs.explain("():()+3", show=False)
     assert "() -> 3" in scalar.text and scalar.indices.tolist() == [3]
     base = np.arange(10)
@@ -205,7 +205,7 @@ def test_large_layouts_stay_within_limits():
     assert len(e.text.splitlines()) < 100
     assert "rows not drawn" in e.text
     big = fs.explain(Layout((1 << 12, 1 << 12), (1, 1 << 12)), show=False)
-    assert "grid and table left out" in big.text and "read plan (fs.plan): structured" in big.text
+    assert "grid and table left out" in big.text and "read plan (fs.read_plan): structured" in big.text
     assert big.indices.size == 0  # no per-element arrays for layouts that are not drawn
     _fits(big)
     traced = Layout((2,), (1,), jax.ShapeDtypeStruct((), jnp.int32))

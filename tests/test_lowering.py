@@ -24,7 +24,7 @@ from strategies import sliced_permuted_expanded
 from functional_strides import lowering, oracle
 from functional_strides.errors import LayoutError, StorageError
 from functional_strides.layout import Layout
-from functional_strides.lowering import METHODS, index_dtype, materialize, plan
+from functional_strides.lowering import METHODS, index_dtype, materialize, read_plan
 
 PATHS = METHODS[1:]  # every forced path
 REPO = Path(__file__).parents[1]
@@ -35,7 +35,7 @@ def applicable(layout: Layout) -> list[str]:
     out = []
     for method in PATHS:
         try:
-            plan(layout, method)
+            read_plan(layout, method)
         except LayoutError:
             continue
         out.append(method)
@@ -131,7 +131,7 @@ def test_slicing_permutation_and_expansion_compile_without_gather(case):
     """Flips (negative strides) included: the reversed dims are read forwards and reversed
     with ``rev``, never gathered."""
     layout, size = case
-    assert plan(layout) in ("structured", "empty")
+    assert read_plan(layout) in ("structured", "empty")
     storage = _storage(size)
     compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
     assert not has_gather(compiled.as_text())
@@ -153,7 +153,7 @@ BENCHMARK_LAYOUTS = [
 @pytest.mark.parametrize(("name", "layout", "size", "path"), BENCHMARK_LAYOUTS,
                          ids=[c[0] for c in BENCHMARK_LAYOUTS])
 def test_benchmark_layouts_plan_hlo_size_and_memory(name, layout, size, path):
-    assert plan(layout) == path
+    assert read_plan(layout) == path
     compiled = jax.jit(lambda s: materialize(s, layout)).lower(
         jax.ShapeDtypeStruct((size,), jnp.float32)).compile()
     text = compiled.as_text()
@@ -232,7 +232,7 @@ def test_vmap_over_a_batch_of_storages(method):
 @pytest.mark.parametrize("method", PATHS)
 def test_grad_through_overlapping_views(method):
     layout = TRANSFORM_LAYOUTS[method]
-    assert oracle.has_internal_overlap(layout) and plan(layout, method) == method
+    assert oracle.has_internal_overlap(layout) and read_plan(layout, method) == method
     storage = jnp.asarray(np.linspace(-1.0, 1.0, 16), jnp.float32)
     read = jax.jit(lambda s: materialize(s, layout, method=method))
     check_grads(read, (storage,), order=2, modes=("fwd", "rev"), eps=1e-2)
@@ -314,7 +314,7 @@ _X64_SCRIPT = textwrap.dedent(f"""
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     from functional_strides.layout import Layout
-    from functional_strides.lowering import materialize, plan
+    from functional_strides.lowering import materialize, read_plan
     big = jax.ShapeDtypeStruct(({BIG},), jnp.int8)
     windows = Layout((3, 4), (2, 1), 2**31)
     for method in ("gather", "row_gather"):
@@ -324,7 +324,7 @@ _X64_SCRIPT = textwrap.dedent(f"""
     strided = Layout((2, 3), (2**30, 2), 5)
     text = jax.jit(lambda s: materialize(s, strided)).lower(big).as_text()
     assert "stablehlo.gather" not in text
-    print("x64 ok", plan(windows))
+    print("x64 ok", read_plan(windows))
 """)
 
 

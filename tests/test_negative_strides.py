@@ -26,7 +26,7 @@ def _methods(layout: Layout) -> list[str]:
     out = []
     for m in lowering.METHODS[1:]:
         try:
-            lowering.plan(layout, m)
+            lowering.read_plan(layout, m)
         except LayoutError:
             continue
         out.append(m)

@@ -17,7 +17,7 @@ from strategies import layouts
 from functional_strides import Layout, oracle
 from functional_strides._product_scatter import exclusive_products
 from functional_strides.errors import LayoutError
-from functional_strides.scatter import METHODS, plan, write
+from functional_strides.scatter import METHODS, write, write_plan
 
 PATHS = METHODS[1:]
 
@@ -27,7 +27,7 @@ def paths_for(layout: Layout, n: int) -> list[str]:
     out = ["auto"]
     for method in PATHS:
         try:
-            plan(layout, n, mode="mul", method=method)
+            write_plan(layout, n, mode="mul", method=method)
         except LayoutError:
             continue
         out.append(method)

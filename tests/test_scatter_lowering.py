@@ -25,7 +25,7 @@ from strategies import sliced_permuted_expanded
 from functional_strides import oracle, scatter
 from functional_strides.errors import LayoutError, StorageError
 from functional_strides.layout import Layout
-from functional_strides.scatter import METHODS, MODES, plan, write
+from functional_strides.scatter import METHODS, MODES, write, write_plan
 
 PATHS = METHODS[1:]  # every forced path
 _SCATTER_OP = re.compile(r'"stablehlo\.scatter"\(')  # a scatter op (not its attributes)
@@ -36,7 +36,7 @@ def applicable(layout: Layout, n: int, mode: str) -> list[str]:
     out = []
     for method in PATHS:
         try:
-            plan(layout, n, mode=mode, method=method)
+            write_plan(layout, n, mode=mode, method=method)
         except LayoutError:
             continue
         out.append(method)
@@ -134,7 +134,7 @@ def scatter_count(layout: Layout, storage, mode: str, method: str = "auto") -> i
 @given(case=sliced_permuted_expanded(), mode=st.sampled_from(["set", "add"]))
 def test_composed_views_hlo_and_values(case, mode):
     layout, size = case
-    path = plan(layout, size, mode=mode)
+    path = write_plan(layout, size, mode=mode)
     if path != "empty":
         storage = jax.ShapeDtypeStruct((size,), jnp.float32)
         assert scatter_count(layout, storage, mode) == (0 if path in ("block", "structured") else 1), path
@@ -175,7 +175,7 @@ BIG = 4096 * 4096
          "patches-add", "half-dense-rows", "sparse-rows", "small-transposed-rows", "small-every-other"],
 )
 def test_auto_rule_on_measured_cases(layout, size, mode, path):
-    assert plan(layout, size, mode=mode) == path
+    assert write_plan(layout, size, mode=mode) == path
     storage = jax.ShapeDtypeStruct((size,), jnp.float32)
     assert scatter_count(layout, storage, mode) == (0 if path in ("block", "structured") else 1)
 
@@ -185,7 +185,7 @@ def test_auto_rule_on_measured_cases(layout, size, mode, path):
     (Layout((512, 512), (2048, 2)), 1024 * 1024, "select("),  # x[::2, ::2]: keep the rest
 ], ids=["transpose", "every-other"])
 def test_structured_write_compiles_without_scatter_or_gather(layout, size, op):
-    assert plan(layout, size) == "structured"
+    assert write_plan(layout, size) == "structured"
     compiled = jax.jit(lambda s, v: write(s, layout, v)).lower(
         jax.ShapeDtypeStruct((size,), jnp.float32), jax.ShapeDtypeStruct(layout.shape, jnp.float32)).compile()
     hlo = compiled.as_text()
@@ -256,7 +256,7 @@ def test_jit_does_not_retrace_for_equal_layouts(path, mode):
     # offset; a layout passed as a pytree argument has a traced offset instead (see
     # tests/test_dynamic_offsets.py).
     layout = TRANSFORM_CASES[path, mode]
-    assert plan(layout, 16, mode=mode, method=path) == path
+    assert write_plan(layout, 16, mode=mode, method=path) == path
     chex.clear_trace_counter()  # the counter is keyed on the function's code, shared by parameters
 
     @functools.partial(jax.jit, static_argnums=2)
@@ -367,7 +367,7 @@ def test_unknown_method_and_mode_are_refused():
     with pytest.raises(LayoutError, match=r"add: unknown method 'fast'; use one of \('auto', 'block'"):
         write(jnp.zeros(4), Layout((2,), (1,)), 1.0, mode="add", op="add", method="fast")
     with pytest.raises(LayoutError, match="unknown mode"):
-        plan(Layout((2,), (1,)), 4, mode="div")
+        write_plan(Layout((2,), (1,)), 4, mode="div")
 
 
 @pytest.mark.parametrize(
@@ -381,7 +381,7 @@ def test_unknown_method_and_mode_are_refused():
 def test_forced_method_that_does_not_apply_is_refused(layout, size, mode, method):
     message = f"write: method={method!r} does not apply to mode={mode!r}"
     with pytest.raises(LayoutError, match=re.escape(message)):
-        plan(layout, size, mode=mode, method=method)
+        write_plan(layout, size, mode=mode, method=method)
     with pytest.raises(LayoutError, match=re.escape(f"{mode}: method={method!r} does not apply")):
         jax.jit(lambda s: write(s, layout, 1.0, mode=mode, op=mode, method=method))(jnp.zeros(size))
 

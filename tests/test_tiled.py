@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from functional_strides import _tiled, oracle, views
 from functional_strides.layout import Layout
-from functional_strides.lowering import materialize, plan
+from functional_strides.lowering import materialize, read_plan
 
 _GATHER_OP = re.compile(r"=\s*\S+\s+gather\(")
 
@@ -108,7 +108,7 @@ def test_every_permute_of_rank_4_with_edges(small_tiles):
 def test_structured_read_through_tiles_equals_oracle(small_tiles, rows, cols, offset, step):
     layout = views.t(Layout((rows, (cols + step - 1) // step), (cols, step), offset))
     storage = np.arange(offset + rows * cols + 3, dtype=np.float32)
-    assert plan(layout) == "structured"
+    assert read_plan(layout) == "structured"
     compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
     assert not _GATHER_OP.search(compiled.as_text())
     np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
