@@ -217,6 +217,15 @@ def test_flip_of_a_traced_view_moves_the_offset_under_jit():
     assert f(jnp.int32(1)).tolist() == [[6.0, 5.0, 4.0], [3.0, 2.0, 1.0]]
 
 
+def test_traced_indices_into_a_flipped_view_move_the_offset_backwards():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4)).flip(0, 1)
+    row = jax.jit(lambda i: jnp.asarray(x[i]))
+    cols = jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))
+    for i in (0, 2, -1):
+        assert row(jnp.int32(i)).tolist() == x[i].tolist()
+    assert cols(jnp.int32(1)).tolist() == x.narrow(1, 1, 2).tolist() == [[10.0, 9.0], [6.0, 5.0], [2.0, 1.0]]
+
+
 # -- PyTorch entry points keep PyTorch's refusals ---------------------------------------------------
 
 def test_pytorch_entry_points_still_refuse_negative_strides():
