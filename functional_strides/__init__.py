@@ -10,6 +10,7 @@ from . import _pytree as _pytree  # registers Layout as a pytree
 from . import _traced as _traced  # offset arithmetic on traced values, for the view algebra
 from . import ascend as ascend
 from . import cute as cute
+from . import numpy as numpy
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
@@ -104,6 +105,7 @@ __all__ = [
     "materialize",
     "movedim",
     "narrow",
+    "numpy",
     "oracle",
     "overlap",
     "overlaps",

@@ -2,7 +2,7 @@
 
 The drawn grid is parsed back and checked against the layout's own index map (every element
 marked at its storage slot, shared slots flagged); facts and plans are checked against the
-modules that decide them (``overlap``, ``lowering.plan``, ``scatter.plan``); the ``view``
+modules that decide them (``overlap``, ``read_plan``, ``write_plan``); the ``view``
 decomposition is checked against PyTorch's rule (``views.view``) and its suggested shapes
 are checked to be views; every line fits in 100 columns.
 """
