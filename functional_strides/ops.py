@@ -144,9 +144,9 @@ def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
     return from_array(x).unbind(dim)
 
 
-def contiguous(x: Any, /) -> StridedArray:
-    """``x.contiguous()``. Semantics: ``torch.Tensor.contiguous``."""
-    return from_array(x).contiguous()
+def contiguous(x: Any, /, *, out_sharding: Any = None) -> StridedArray:
+    """``x.contiguous(out_sharding=out_sharding)``. Semantics: ``torch.Tensor.contiguous``."""
+    return from_array(x).contiguous(out_sharding=out_sharding)
 
 
 def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:

@@ -1,0 +1,408 @@
+"""Reads and writes of one 1-D storage sharded across devices.
+
+A storage of ``n`` elements with a ``NamedSharding`` over its only axis lies on ``D``
+devices in blocks of ``B = n / D`` consecutive elements. A view's output is sharded along
+one of its dims (the outermost one the device count divides, unless the caller passes
+``out_sharding``), so output part ``d`` (``d = 0 .. D-1``) is the view narrowed to the
+``d``-th slice of that dim: a layout whose storage range ``[lo_d, lo_d + span]`` moves by a
+fixed step from one part to the next. When every part's range lies within its own block
+and its neighbours' (the ``halo`` read), the program is a ``shard_map``: each device sends
+its first ``R`` elements to the device on its left and its last ``L`` elements to the one
+on its right (``lax.ppermute``), and reads its part from ``[left halo, block, right halo]``
+with the single-device lowering. ``L = R = 0`` (slices and selects that stay within shards)
+moves nothing. Any other view is left to JAX's SPMD partitioner: the single-device lowering
+(strided slices, reshapes, transposes, broadcasts) under ``jit`` with the output sharding
+given, which partitions a 2-D transpose into one all-to-all; where it cannot do better it
+all-gathers, and :func:`read_report` says so.
+
+Counts: strides, offsets, ``B``, ``L`` and ``R`` in elements; collective sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from .errors import LayoutError, LayoutTypeError
+from .layout import Layout
+from .lowering import is_traced, materialize
+from .scatter import write as _write
+
+__all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
+           "program", "read", "read_plan", "read_report", "write"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Partition:
+    """How a 1-D storage lies on devices: ``mesh``, the mesh axis (a name or a tuple of
+    names) its only axis is sharded over, and ``devices``, the number of blocks."""
+
+    mesh: Any
+    axis: Any
+    devices: int
+
+
+def _axis_size(mesh: Any, axis: Any) -> int:
+    names = axis if isinstance(axis, tuple) else (axis,)
+    return int(np.prod([mesh.shape[a] for a in names]))
+
+
+def partition(storage: Any) -> Partition | None:
+    """The :class:`Partition` of a concrete 1-D storage sharded over more than one device
+    (a ``NamedSharding`` whose spec shards axis 0), else ``None`` (a single-device or
+    replicated storage, a batch of storages, or a traced one)."""
+    sharding = getattr(storage, "sharding", None)
+    if type(sharding) is not NamedSharding or is_traced(storage) or storage.ndim != 1:
+        return None
+    spec = sharding.spec
+    if not spec or spec[0] is None:
+        return None
+    devices = _axis_size(sharding.mesh, spec[0])
+    return Partition(sharding.mesh, spec[0], devices) if devices > 1 else None
+
+
+def _out_dim(sharding: NamedSharding, part: Partition) -> int | None:
+    """The output dim ``sharding`` shards over the storage's mesh axis, or ``None``."""
+    if sharding.mesh != part.mesh:
+        return None
+    dims = [d for d, entry in enumerate(sharding.spec) if entry is not None]
+    if len(dims) == 1 and sharding.spec[dims[0]] == part.axis:
+        return dims[0]
+    return None
+
+
+def default_out_sharding(layout: Layout, part: Partition) -> NamedSharding:
+    """The view's output sharded over the storage's mesh axis along its outermost dim whose
+    extent the device count divides; replicated when no dim's does (JAX shards evenly)."""
+    for d, extent in enumerate(layout.shape):
+        if extent and extent % part.devices == 0:
+            return NamedSharding(part.mesh, P(*([None] * d), part.axis))
+    return NamedSharding(part.mesh, P())
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardedRead:
+    """The plan of a read of a sharded storage.
+
+    Attributes:
+      strategy: ``"local"`` (each device reads its output part from its own block: no
+        communication), ``"halo"`` (its own block plus ``left``/``right`` elements of its
+        neighbours, exchanged with ``lax.ppermute``) or ``"partitioner"`` (the single-device
+        lowering partitioned by JAX's SPMD partitioner).
+      dim: the output dim sharded over the devices (``None``: replicated output).
+      left, right: per device, the elements it needs from the end of its left neighbour's
+        block and from the start of its right neighbour's (all 0 unless ``"halo"``).
+      block: storage elements per device.
+      out_sharding: the output's ``NamedSharding``.
+    """
+
+    strategy: str
+    dim: int | None
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    block: int
+    out_sharding: Any
+
+    @property
+    def halo_elements(self) -> int:
+        """Storage elements that cross a shard boundary in the whole read (halo reads)."""
+        return sum(self.left) + sum(self.right)
+
+
+def _part_range(layout: Layout, dim: int, devices: int) -> tuple[int, int, int]:
+    """``(lo_0, step, span)``: output part ``d`` addresses storage ``[lo_0 + d*step, ... + span]``."""
+    per = layout.shape[dim] // devices
+    shape = tuple(per if k == dim else n for k, n in enumerate(layout.shape))
+    low = sum((n - 1) * s for n, s in zip(shape, layout.strides, strict=True) if s < 0)
+    span = sum((n - 1) * abs(s) for n, s in zip(shape, layout.strides, strict=True))
+    return int(layout.offset) + low, per * layout.strides[dim], span
+
+
+def _halos(layout: Layout, n: int, part: Partition, dim: int) -> tuple[tuple[int, ...], ...] | None:
+    """Per device, the elements it needs from its left and from its right neighbour's block,
+    when every output part lies within its own block and its neighbours'; else None."""
+    block = n // part.devices
+    lo0, step, span = _part_range(layout, dim, part.devices)
+    starts = [lo0 + d * step for d in range(part.devices)]
+    left = tuple(max(0, d * block - lo) for d, lo in enumerate(starts))
+    right = tuple(max(0, lo + span + 1 - (d + 1) * block) for d, lo in enumerate(starts))
+    return (left, right) if max(left) <= block and max(right) <= block else None
+
+
+def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None) -> ShardedRead:
+    """How :func:`read` reads ``layout`` from a storage of ``n`` elements partitioned as ``part``.
+
+    Args:
+      layout: the view (static offset; elements).
+      n: storage elements; ``part.devices`` divides it.
+      part: the storage's :class:`Partition`.
+      out_sharding: a ``NamedSharding`` of the output (default: :func:`default_out_sharding`).
+    Returns:
+      A :class:`ShardedRead`.
+    Raises:
+      LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+    """
+    if out_sharding is None:
+        out_sharding = default_out_sharding(layout, part)
+    if not isinstance(out_sharding, NamedSharding):
+        raise LayoutTypeError(f"contiguous: out_sharding must be a jax.sharding.NamedSharding, not "
+                              f"{type(out_sharding).__name__} (got out_sharding={out_sharding!r}, layout "
+                              f"{layout}); build one with NamedSharding(mesh, PartitionSpec(...)).")
+    block = n // part.devices
+    dim = _out_dim(out_sharding, part)
+    static = not is_traced(layout.offset) and not layout.is_empty
+    if dim is not None and static and layout.shape[dim] % part.devices == 0:
+        halos = _halos(Layout(layout.shape, layout.strides, int(np.asarray(layout.offset))), n, part, dim)
+        if halos is not None:
+            strategy = "halo" if any(halos[0]) or any(halos[1]) else "local"
+            return ShardedRead(strategy, dim, *halos, block, out_sharding)
+    none = (0,) * part.devices
+    return ShardedRead("partitioner", dim, none, none, block, out_sharding)
+
+
+def _receive(local: jax.Array, sizes: tuple[int, ...], part: Partition, *, from_left: bool) -> jax.Array:
+    """Each device's halo from one neighbour: ``max(sizes)`` elements, of which device ``d``'s
+    last (from the left) or first (from the right) ``sizes[d]`` hold the neighbour's block
+    end (start). One ``ppermute`` for all devices when every receiver needs the same count,
+    else one per pair, so that exactly ``sizes[d]`` elements cross each boundary."""
+    block, total, devices = local.shape[0], max(sizes), part.devices
+    src = [d - 1 if from_left else d + 1 for d in range(devices)]
+    receivers = [d for d in range(devices) if 0 <= src[d] < devices]
+
+    def piece(k: int) -> jax.Array:
+        return local[block - k:] if from_left else local[:k]
+
+    if all(sizes[d] == total for d in receivers):
+        return lax.ppermute(piece(total), part.axis, [(src[d], d) for d in receivers])
+    me = lax.axis_index(part.axis)
+    acc = jnp.zeros((total,), local.dtype)
+    for d in receivers:
+        if sizes[d]:
+            got = lax.ppermute(piece(sizes[d]), part.axis, [(src[d], d)])
+            pad = (total - sizes[d], 0) if from_left else (0, total - sizes[d])
+            acc = jnp.where(me == d, jnp.pad(got, pad), acc)
+    return acc
+
+
+def _halo_body(layout: Layout, plan: ShardedRead, part: Partition):
+    dim, block = plan.dim, plan.block
+    left, right = max(plan.left), max(plan.right)
+    per = layout.shape[dim] // part.devices
+    shape = tuple(per if k == dim else e for k, e in enumerate(layout.shape))
+    step = per * layout.strides[dim]
+
+    def body(local: jax.Array) -> jax.Array:
+        pieces = [local]
+        if left:
+            pieces.insert(0, _receive(local, plan.left, part, from_left=True))
+        if right:
+            pieces.append(_receive(local, plan.right, part, from_left=False))
+        window = jnp.concatenate(pieces) if len(pieces) > 1 else local
+        # offset of part d inside its window [d*B - left, (d+1)*B + right): static when the
+        # parts move by one block per device
+        offset = layout.offset + left
+        if step != block:
+            offset = offset + lax.axis_index(part.axis) * (step - block)
+        return materialize(window, Layout(shape, layout.strides, offset))
+
+    return body
+
+
+def _read_traced(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Partition) -> jax.Array:
+    """The read inside a trace (``storage`` may be a tracer); output sharded as ``plan`` says."""
+    if plan.strategy == "partitioner":
+        return lax.with_sharding_constraint(materialize(storage, layout), plan.out_sharding)
+    storage = lax.with_sharding_constraint(storage, NamedSharding(part.mesh, P(part.axis)))
+    return jax.shard_map(_halo_body(layout, plan, part), mesh=part.mesh, in_specs=P(part.axis),
+                         out_specs=plan.out_sharding.spec, check_vma=False)(storage)
+
+
+def _flat_sharding(plan: ShardedRead, part: Partition) -> Any:
+    if plan.dim == 0:  # rows of the output are consecutive blocks of its flattening
+        return NamedSharding(part.mesh, P(part.axis))
+    return plan.out_sharding if plan.dim is None else None
+
+
+@functools.lru_cache(maxsize=256)
+def _program(layout: Layout, plan: ShardedRead, part: Partition, flat: bool) -> Any:
+    def run(storage: jax.Array) -> jax.Array:
+        out = _read_traced(storage, layout, plan, part)
+        return out.reshape(-1) if flat else out
+
+    return jax.jit(run, out_shardings=_flat_sharding(plan, part) if flat else plan.out_sharding)
+
+
+def _static(layout: Layout) -> Layout:
+    if is_traced(layout.offset) or isinstance(layout.offset, int):
+        return layout
+    return Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
+
+
+def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool = False) -> Any:
+    """The jitted read of ``layout`` from the sharded ``storage`` (``program(...).lower(storage)``
+    gives its HLO); ``flat=True`` returns the values flattened (``contiguous()``'s storage)."""
+    part = partition(storage)
+    if part is None:
+        raise LayoutError(f"sharded read: the storage (shape {tuple(jnp.shape(storage))}) is not a 1-D "
+                          "array sharded over more than one device; pass one placed with "
+                          "jax.device_put(storage, NamedSharding(mesh, PartitionSpec(axis))).")
+    layout = _static(layout)
+    plan = read_plan(layout, storage.shape[0], part, out_sharding)
+    return _program(layout, plan, part, flat)
+
+
+def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool = False) -> jax.Array:
+    """The values of ``layout`` over a storage sharded across devices, sharded as asked.
+
+    Args:
+      storage: a 1-D ``jax.Array`` of ``n`` elements with a ``NamedSharding`` over its only
+        axis (or, inside ``jit``, a traced 1-D array; then ``out_sharding`` is required and
+        the storage is taken to be sharded over the mesh axis ``out_sharding`` uses).
+      layout: the view (elements).
+      out_sharding: the output's ``NamedSharding``; default: along the view's outermost dim
+        the device count divides (replicated when none does).
+      flat: return the values flattened to 1-D (as ``contiguous()`` stores them).
+    Returns:
+      A ``jax.Array`` of ``layout.shape`` (``(numel,)`` when ``flat``) and the storage dtype.
+    Raises:
+      LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+      LayoutError: a traced storage without an ``out_sharding`` that shards one dim over
+        one mesh axis.
+    """
+    if is_traced(storage):
+        part = _traced_partition(storage, layout, out_sharding)
+        plan = read_plan(_static(layout), storage.shape[0], part, out_sharding)
+        out = _read_traced(storage, _static(layout), plan, part)
+        return out.reshape(-1) if flat else out
+    return program(storage, layout, out_sharding, flat=flat)(storage)
+
+
+def _traced_partition(storage: Any, layout: Layout, out_sharding: Any) -> Partition:
+    spec = getattr(out_sharding, "spec", ())
+    axes = [entry for entry in spec if entry is not None]
+    if not isinstance(out_sharding, NamedSharding) or len(axes) != 1:
+        raise LayoutError(
+            f"contiguous: inside jit the storage's sharding is not known; pass out_sharding, a "
+            f"NamedSharding that shards one dim of the output over one mesh axis (got "
+            f"out_sharding={out_sharding!r}, layout {layout}).")
+    part = Partition(out_sharding.mesh, axes[0], _axis_size(out_sharding.mesh, axes[0]))
+    if storage.shape[0] % part.devices:
+        raise LayoutError(f"contiguous: a storage of {storage.shape[0]} elements does not split into "
+                          f"{part.devices} equal blocks over mesh axis {axes[0]!r} (layout {layout}); "
+                          "pad the storage to a multiple of the device count.")
+    return part
+
+
+def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op: str) -> jax.Array:
+    """Write ``src`` through ``layout`` into a sharded storage; the new storage keeps the
+    storage's sharding (the write is partitioned by JAX's SPMD partitioner)."""
+    return _write_program(_static(layout), mode, overlap, op, storage.sharding)(storage, src)
+
+
+@functools.lru_cache(maxsize=256)
+def _write_program(layout: Layout, mode: str, overlap: str, op: str, sharding: Any) -> Any:
+    return jax.jit(lambda s, v: _write(s, layout, v, mode=mode, overlap=overlap, op=op),
+                   out_shardings=sharding)
+
+
+# -- what the compiled program communicates ------------------------------------------------
+
+_COLLECTIVE = re.compile(
+    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.+?)\s+"
+    r"(all-gather|all-to-all|collective-permute|all-reduce|reduce-scatter|collective-broadcast)"
+    r"(?:-start)?\((.*)$", re.M)
+_ARRAY = re.compile(r"\b([a-z]+[0-9]*)\[([0-9,]*)\]")
+_PAIRS = re.compile(r"source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}")
+_PARTITIONS = re.compile(r"num_partitions=(\d+)")
+_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
+          "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+
+
+@dataclasses.dataclass(frozen=True)
+class Collective:
+    """One collective op of a compiled SPMD program.
+
+    Attributes:
+      op: ``all-gather``, ``all-to-all``, ``collective-permute``, ``all-reduce``,
+        ``reduce-scatter`` or ``collective-broadcast``.
+      bytes: the size of its result on one device.
+      moved: bytes that cross between devices in all: for ``collective-permute`` the result
+        times the number of (source != target) pairs; for the others the result times
+        ``(G - 1)``, with ``G`` the partition count (what a device receives from the others,
+        summed over the devices; for ``all-reduce``, a lower bound).
+    """
+
+    op: str
+    bytes: int
+    moved: int
+
+
+def collectives(hlo: Any) -> list[Collective]:
+    """The collective ops of a compiled SPMD program, with their sizes in bytes.
+
+    Args:
+      hlo: a ``jax.stages.Compiled`` or its ``as_text()``.
+    Returns:
+      A :class:`Collective` per op, in program order.
+    Example:
+      >>> collectives("num_partitions=8\\n  %cp = f32[192]{0} collective-permute(%x), "
+      ...             "source_target_pairs={{0,1},{1,2}}")
+      [Collective(op='collective-permute', bytes=768, moved=1536)]
+    """
+    text = hlo if isinstance(hlo, str) else hlo.as_text()
+    found = _PARTITIONS.search(text)
+    partitions = int(found.group(1)) if found else 1
+    out = []
+    for result, op, rest in _COLLECTIVE.findall(text):
+        arrays = _ARRAY.findall(result)
+        if result.startswith("(") and op in ("collective-permute", "all-gather") and "-start(" in text:
+            arrays = arrays[1:2]  # an async start returns (operand, result, ...)
+        size = sum(_BYTES.get(t, 4) * int(np.prod([int(e) for e in dims.split(",") if e]))
+                   for t, dims in arrays)
+        if op == "collective-permute":
+            pairs = _PAIRS.search(rest)
+            count = sum(a != b for a, b in re.findall(r"\{(\d+),(\d+)\}", pairs.group(1))) if pairs else 0
+            moved = size * count
+        else:
+            moved = size * (partitions - 1)
+        out.append(Collective(op, int(size), int(moved)))
+    return out
+
+
+def read_report(storage: Any, layout: Layout, out_sharding: Any = None) -> list[str]:
+    """Lines saying how a read of a sharded storage is partitioned and what it communicates
+    (compiled, read from the HLO: collective ops and bytes per device)."""
+    part = partition(storage)
+    if part is None:
+        return []
+    plan = read_plan(_static(layout), storage.shape[0], part, out_sharding)
+    compiled = program(storage, layout, out_sharding).lower(storage).compile()
+    found = collectives(compiled)
+    dim = "replicated" if plan.dim is None else f"sharded along dim {plan.dim}"
+    lines = [f"sharded storage: {storage.shape[0]} elements in {part.devices} blocks of {plan.block} "
+             f"over mesh axis {part.axis!r}; output {dim} ({plan.out_sharding.spec})"]
+    how = {"local": "each device reads its part from its own block (no communication)",
+           "halo": f"each device reads its own block plus up to {max(plan.left)} elements of its left "
+                   f"neighbour's and {max(plan.right)} of its right neighbour's (lax.ppermute; "
+                   f"{plan.halo_elements} elements cross shard boundaries in all)",
+           "partitioner": "JAX's SPMD partitioner partitions the single-device lowering"}[plan.strategy]
+    lines.append(f"sharded read: {plan.strategy}: {how}")
+    if not found:
+        lines.append("collectives: none")
+    else:
+        ops = sorted({c.op for c in found})
+        counts = ", ".join(f"{sum(c.op == op for c in found)} {op}" for op in ops)
+        lines.append(f"collectives: {counts}; {sum(c.moved for c in found)} bytes cross devices in all "
+                     f"(the storage holds {storage.nbytes} bytes)")
+        if any(c.op == "all-gather" for c in found):
+            lines.append("the read all-gathers: some device needs elements beyond its neighbours' blocks")
+    return lines
