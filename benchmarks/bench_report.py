@@ -22,6 +22,7 @@ _REPO = Path(__file__).resolve().parents[1]
 RESULTS_DIR = _REPO / "benchmarks" / "results"
 CONTIGUOUS_JSON = RESULTS_DIR / "bench_contiguous.json"
 OVERLAP_JSON = RESULTS_DIR / "bench_overlap.json"
+SHARDED_JSON = RESULTS_DIR / "bench_sharded.json"
 REGENERATE = "python benchmarks/bench_report.py --markdown docs/benchmarks.md"
 
 #: Timed columns, in table order; ratios are ``ours / column``.
@@ -250,15 +251,18 @@ def format_markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None) -> None:
+def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None,
+                   sharded: dict[str, Any] | None = None) -> None:
     """``docs/benchmarks.md``: method, runs, tables and targets of ``result`` (the stored
-    ``bench_contiguous.json``), then the ``bench_overlap.json`` section when ``overlap`` is
-    given. A pure function of its arguments (``path`` only places the plot's link)."""
+    ``bench_contiguous.json``), then the ``bench_overlap.json`` and ``bench_sharded.json``
+    sections when ``overlap`` and ``sharded`` are given. A pure function of its arguments
+    (``path`` only places the plot's link)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(result, overlap, path))
+    path.write_text(render_markdown(result, overlap, path, sharded))
 
 
-def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path) -> str:
+def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path,
+                    sharded: dict[str, Any] | None = None) -> str:
     """The text :func:`write_markdown` writes."""
     path = Path(path)
     meta = result["meta"]
@@ -327,17 +331,24 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
               "", format_markdown(*run_rows(result)), ""]
     if overlap is not None:
         parts += [overlap_markdown(overlap)]
+    if sharded is not None:
+        parts += ["", _bench_module("bench_sharded").markdown(sharded)]
     return "\n".join(parts)
+
+
+def _bench_module(name: str) -> Any:
+    """The benchmark script ``benchmarks/<name>.py`` as a module (it renders its own section)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import importlib
+
+    return importlib.import_module(name)
 
 
 def overlap_markdown(overlap: dict[str, Any]) -> str:
     """The section of the stored ``bench_overlap.json``, rendered by ``bench_overlap.markdown``."""
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import bench_overlap
-
-    return bench_overlap.markdown(overlap["rows"], overlap["summary"], overlap["header"])
+    return _bench_module("bench_overlap").markdown(overlap["rows"], overlap["summary"], overlap["header"])
 
 
 def write_plot(path: Path, sweep: dict[str, list[dict[str, Any]]]) -> None:
@@ -388,11 +399,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", type=Path, default=CONTIGUOUS_JSON, help="stored bench_contiguous.py results")
     p.add_argument("--overlap-json", type=Path, default=OVERLAP_JSON,
                    help="stored bench_overlap.py results (its section is left out when the file is absent)")
+    p.add_argument("--sharded-json", type=Path, default=SHARDED_JSON,
+                   help="stored bench_sharded.py results (its section is left out when the file is absent)")
     args = p.parse_args(argv)
     result = load_results(args.json)
     if result is None:
         p.error(f"--json {args.json}: no stored results; run benchmarks/bench_contiguous.py first")
-    write_markdown(args.markdown, result, overlap=load_results(args.overlap_json))
+    write_markdown(args.markdown, result, overlap=load_results(args.overlap_json),
+                   sharded=load_results(args.sharded_json))
     print(f"wrote {args.markdown}")
     return 0
 

@@ -35,6 +35,7 @@ from jax.sharding import PartitionSpec as P
 from .errors import LayoutError, LayoutTypeError
 from .layout import Layout
 from .lowering import is_traced, materialize
+from .lowering import plan as plan_path
 from .scatter import write as _write
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
@@ -60,8 +61,10 @@ def partition(storage: Any) -> Partition | None:
     """The :class:`Partition` of a concrete 1-D storage sharded over more than one device
     (a ``NamedSharding`` whose spec shards axis 0), else ``None`` (a single-device or
     replicated storage, a batch of storages, or a traced one)."""
+    if is_traced(storage):
+        return None
     sharding = getattr(storage, "sharding", None)
-    if type(sharding) is not NamedSharding or is_traced(storage) or storage.ndim != 1:
+    if type(sharding) is not NamedSharding or storage.ndim != 1:
         return None
     spec = sharding.spec
     if not spec or spec[0] is None:
@@ -220,7 +223,11 @@ def _halo_body(layout: Layout, plan: ShardedRead, part: Partition):
 def _read_traced(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Partition) -> jax.Array:
     """The read inside a trace (``storage`` may be a tracer); output sharded as ``plan`` says."""
     if plan.strategy == "partitioner":
-        return lax.with_sharding_constraint(materialize(storage, layout), plan.out_sharding)
+        # XLA partitions strided slices, reshapes and transposes (a transpose becomes one
+        # all-to-all) but all-gathers the operand of any gather: then one element gather
+        # holds the least per device
+        method = "auto" if layout.is_empty or plan_path(layout) == "structured" else "gather"
+        return lax.with_sharding_constraint(materialize(storage, layout, method=method), plan.out_sharding)
     storage = lax.with_sharding_constraint(storage, NamedSharding(part.mesh, P(part.axis)))
     return jax.shard_map(_halo_body(layout, plan, part), mesh=part.mesh, in_specs=P(part.axis),
                          out_specs=plan.out_sharding.spec, check_vma=False)(storage)

@@ -16,7 +16,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import functional_strides as fs
-from functional_strides import Layout, StridedArray, sharded
+from functional_strides import Layout, sharded
 
 HLO = """HloModule m, num_partitions=8
   %a = f32[16,128]{1,0} all-gather(f32[2,128]{1,0} %p), channel_id=1, replica_groups=[1,8]<=[8]
