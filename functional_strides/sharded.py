@@ -39,7 +39,7 @@ from .lowering import plan as plan_path
 from .scatter import write as _write
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
-           "program", "read", "read_plan", "read_report", "write"]
+           "program", "read", "read_plan", "read_report", "write", "write_plan"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,50 +172,59 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None)
     return ShardedRead("partitioner", dim, none, none, block, out_sharding)
 
 
-def _receive(local: jax.Array, sizes: tuple[int, ...], part: Partition, *, from_left: bool) -> jax.Array:
-    """Each device's halo from one neighbour: ``max(sizes)`` elements, of which device ``d``'s
-    last (from the left) or first (from the right) ``sizes[d]`` hold the neighbour's block
-    end (start). One ``ppermute`` for all devices when every receiver needs the same count,
-    else one per pair, so that exactly ``sizes[d]`` elements cross each boundary."""
-    block, total, devices = local.shape[0], max(sizes), part.devices
-    src = [d - 1 if from_left else d + 1 for d in range(devices)]
-    receivers = [d for d in range(devices) if 0 <= src[d] < devices]
-
-    def piece(k: int) -> jax.Array:
-        return local[block - k:] if from_left else local[:k]
-
-    if all(sizes[d] == total for d in receivers):
-        return lax.ppermute(piece(total), part.axis, [(src[d], d) for d in receivers])
+def _transfer(piece: Any, moves: list[tuple[int, int, int]], total: int, part: Partition, *,
+              at_end: bool) -> jax.Array:
+    """Per device, ``total`` elements holding what it receives: ``moves`` lists
+    ``(source, target, k)``, the ``k`` elements ``piece(k)`` of device ``source`` go to device
+    ``target``, placed at the end (``at_end``) or the start of its buffer (zeros elsewhere).
+    One ``ppermute`` when every move has ``k == total``, else one per move, so that exactly
+    ``k`` elements cross each boundary."""
+    moves = [m for m in moves if m[2]]
+    if all(k == total for _, _, k in moves):
+        return lax.ppermute(piece(total), part.axis, [(src, dst) for src, dst, _ in moves])
     me = lax.axis_index(part.axis)
-    acc = jnp.zeros((total,), local.dtype)
-    for d in receivers:
-        if sizes[d]:
-            got = lax.ppermute(piece(sizes[d]), part.axis, [(src[d], d)])
-            pad = (total - sizes[d], 0) if from_left else (0, total - sizes[d])
-            acc = jnp.where(me == d, jnp.pad(got, pad), acc)
+    acc = None
+    for src, dst, k in moves:
+        got = lax.ppermute(piece(k), part.axis, [(src, dst)])
+        pad = [(total - k, 0)] if at_end else [(0, total - k)]
+        got = jnp.pad(got, pad + [(0, 0)] * (got.ndim - 1))
+        acc = jnp.zeros_like(got) if acc is None else acc
+        acc = jnp.where(me == dst, got, acc)
     return acc
 
 
-def _halo_body(layout: Layout, plan: ShardedRead, part: Partition):
-    dim, block = plan.dim, plan.block
+def _window(local: jax.Array, plan: ShardedRead, part: Partition) -> jax.Array:
+    """``[left halo, block, right halo]``: the last ``plan.left[d]`` elements of the left
+    neighbour's block and the first ``plan.right[d]`` of the right one's around device
+    ``d``'s block (zeros where a device needs less than the widest halo)."""
+    block, devices = local.shape[0], part.devices
     left, right = max(plan.left), max(plan.right)
+    pieces = [local]
+    if left:
+        moves = [(d - 1, d, plan.left[d]) for d in range(1, devices)]
+        pieces.insert(0, _transfer(lambda k: local[block - k:], moves, left, part, at_end=True))
+    if right:
+        moves = [(d + 1, d, plan.right[d]) for d in range(devices - 1)]
+        pieces.append(_transfer(lambda k: local[:k], moves, right, part, at_end=False))
+    return jnp.concatenate(pieces) if len(pieces) > 1 else local
+
+
+def _part_layout(layout: Layout, plan: ShardedRead, part: Partition) -> Layout:
+    """Device ``d``'s part of ``layout`` (inside ``shard_map``), offset inside its window."""
+    dim, block = plan.dim, plan.block
     per = layout.shape[dim] // part.devices
     shape = tuple(per if k == dim else e for k, e in enumerate(layout.shape))
     step = per * layout.strides[dim]
+    # the window starts at d*B - left: static when the parts move by one block per device
+    offset = layout.offset + max(plan.left)
+    if step != block:
+        offset = offset + lax.axis_index(part.axis) * (step - block)
+    return Layout(shape, layout.strides, offset)
 
+
+def _halo_body(layout: Layout, plan: ShardedRead, part: Partition):
     def body(local: jax.Array) -> jax.Array:
-        pieces = [local]
-        if left:
-            pieces.insert(0, _receive(local, plan.left, part, from_left=True))
-        if right:
-            pieces.append(_receive(local, plan.right, part, from_left=False))
-        window = jnp.concatenate(pieces) if len(pieces) > 1 else local
-        # offset of part d inside its window [d*B - left, (d+1)*B + right): static when the
-        # parts move by one block per device
-        offset = layout.offset + left
-        if step != block:
-            offset = offset + lax.axis_index(part.axis) * (step - block)
-        return materialize(window, Layout(shape, layout.strides, offset))
+        return materialize(_window(local, plan, part), _part_layout(layout, plan, part))
 
     return body
 
@@ -309,16 +318,138 @@ def _traced_partition(storage: Any, layout: Layout, out_sharding: Any) -> Partit
     return part
 
 
+def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
+               overlap: str = "error") -> ShardedRead:
+    """How :func:`write` writes through ``layout`` into a storage of ``n`` elements
+    partitioned as ``part``: the parts of the view along its dim 0 written where they lie
+    (``"local"``/``"halo"``: each device writes its part into ``[left halo, block, right
+    halo]`` and sends the halos' updates back to their owners) or by JAX's SPMD partitioner
+    (``"partitioner"``, also for a ``"set"`` through an overlapping view with
+    ``overlap="error"``, so that it raises as on one device).
+
+    Returns:
+      A :class:`ShardedRead` (its ``out_sharding`` is the storage's sharding).
+    """
+    sharding = NamedSharding(part.mesh, P(part.axis))
+    by_rows = NamedSharding(part.mesh, P(part.axis, *([None] * (layout.ndim - 1)))) if layout.ndim else None
+    refused = mode == "set" and overlap == "error" and layout.has_internal_overlap()
+    if by_rows is not None and not refused:
+        plan = read_plan(layout, n, part, by_rows)
+        if plan.strategy != "partitioner":
+            return dataclasses.replace(plan, out_sharding=sharding)
+    none = (0,) * part.devices
+    return ShardedRead("partitioner", None, none, none, n // part.devices, sharding)
+
+
+def _identity(mode: str, dtype: Any) -> Any:
+    if mode in ("set", "add"):
+        return 0
+    if mode == "mul":
+        return 1
+    info = jnp.finfo(dtype) if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype)
+    if jnp.issubdtype(dtype, jnp.floating):
+        return jnp.inf if mode == "min" else -jnp.inf
+    return info.max if mode == "min" else info.min
+
+
+_COMBINE = {"set": lambda a, u: u, "add": jnp.add, "mul": jnp.multiply, "min": jnp.minimum,
+            "max": jnp.maximum}
+
+
+def _received(moves: list[tuple[int, int, int]], total: int, part: Partition, *, at_end: bool) -> jax.Array:
+    """Per device, which of the ``total`` slots of its :func:`_transfer` buffer hold data."""
+    counts = [0] * part.devices
+    for _, dst, k in moves:
+        counts[dst] = k
+    k = jnp.asarray(counts)[lax.axis_index(part.axis)]
+    slots = lax.iota(jnp.int32, total)
+    return slots >= total - k if at_end else slots < k
+
+
+def _write_body(layout: Layout, plan: ShardedRead, part: Partition, mode: str):
+    left, right, block, devices = max(plan.left), max(plan.right), plan.block, part.devices
+    combine = _COMBINE[mode]
+
+    def body(local: jax.Array, src: jax.Array) -> jax.Array:
+        lay = _part_layout(layout, plan, part)
+        size = left + block + right
+        upd = _write(jnp.full((size,), _identity(mode, local.dtype), local.dtype), lay, src, mode=mode,
+                     overlap="last", op=mode)
+        if mode == "set":  # which slots were written travels with the values
+            mask = _write(jnp.zeros((size,), bool), lay, True, mode="set", overlap="last", op=mode)
+            sent = jnp.stack([upd, mask.astype(upd.dtype)], axis=1)
+        else:  # slots left at the identity combine to no change: values alone suffice
+            sent = upd
+
+        def apply(x: jax.Array, got: jax.Array, where: Any = True) -> jax.Array:
+            if mode == "set":
+                where, got = where & (got[:, 1] != 0), got[:, 0]
+            return jnp.where(where, combine(x, got), x)
+
+        out = local
+        if right:  # updates of the left neighbour's right halo, which lies at my block start
+            moves = [(d, d + 1, plan.right[d]) for d in range(devices - 1)]
+            got = _transfer(lambda k: sent[left + block:left + block + k], moves, right, part, at_end=False)
+            out = out.at[:right].set(apply(out[:right], got, _received(moves, right, part, at_end=False)))
+        out = apply(out, sent[left:left + block])
+        if left:  # updates of the right neighbour's left halo, which lies at my block end
+            moves = [(d, d - 1, plan.left[d]) for d in range(1, devices)]
+            got = _transfer(lambda k: sent[left - k:left], moves, left, part, at_end=True)
+            received = _received(moves, left, part, at_end=True)
+            out = out.at[block - left:].set(apply(out[block - left:], got, received))
+        return out
+
+    return body
+
+
+def _broadcasts(src: Any, shape: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(np.shape(src), shape)
+    except ValueError:
+        return False
+    return len(np.shape(src)) <= len(shape)
+
+
 def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op: str) -> jax.Array:
-    """Write ``src`` through ``layout`` into a sharded storage; the new storage keeps the
-    storage's sharding (the write is partitioned by JAX's SPMD partitioner)."""
-    return _write_program(_static(layout), mode, overlap, op, storage.sharding)(storage, src)
+    """Write ``src`` through ``layout`` into a storage sharded across devices.
+
+    The parts of the view along its dim 0 are written where they lie, as
+    :func:`write_plan` says; the new storage keeps the storage's sharding.
+
+    Args:
+      storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis.
+      layout: the view written through (static offset; elements).
+      src: broadcastable to ``layout.shape``; cast to the storage dtype.
+      mode, overlap, op: as :func:`functional_strides.scatter.write`.
+    Returns:
+      The new storage (same shape, dtype and sharding).
+    Raises:
+      The errors of :func:`functional_strides.scatter.write`.
+    """
+    part = partition(storage)
+    layout = _static(layout)
+    plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
+    return _write_program(layout, mode, overlap, op, plan, part)(storage, src)
 
 
 @functools.lru_cache(maxsize=256)
-def _write_program(layout: Layout, mode: str, overlap: str, op: str, sharding: Any) -> Any:
-    return jax.jit(lambda s, v: _write(s, layout, v, mode=mode, overlap=overlap, op=op),
-                   out_shardings=sharding)
+def _write_program(layout: Layout, mode: str, overlap: str, op: str, plan: ShardedRead,
+                   part: Partition) -> Any:
+    if plan.strategy == "partitioner":
+        return jax.jit(lambda s, v: _write(s, layout, v, mode=mode, overlap=overlap, op=op),
+                       out_shardings=plan.out_sharding)
+    rows = P(part.axis, *([None] * (layout.ndim - 1)))
+
+    def run(storage: jax.Array, src: Any) -> jax.Array:
+        if jnp.result_type(src, storage.dtype) != storage.dtype or not _broadcasts(src, layout.shape):
+            return _write(storage, layout, src, mode=mode, overlap=overlap, op=op)  # raises as on one device
+        src = jnp.broadcast_to(jnp.asarray(src, storage.dtype), layout.shape)
+        src = lax.with_sharding_constraint(src, NamedSharding(part.mesh, rows))
+        body = _write_body(layout, plan, part, mode)
+        return jax.shard_map(body, mesh=part.mesh, in_specs=(P(part.axis), rows), out_specs=P(part.axis),
+                             check_vma=False)(storage, src)
+
+    return jax.jit(run, out_shardings=plan.out_sharding)
 
 
 # -- what the compiled program communicates ------------------------------------------------

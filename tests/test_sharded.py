@@ -158,18 +158,44 @@ SCRIPT = textwrap.dedent(
     assert found and all(k.bytes <= plain.nbytes for k in found), found
     check_values(wide, plain)
 
-    # -- writes keep the storage's sharding -----------------------------------------------
+    # -- writes: each device writes its part, halo updates go back to their owners ---------
     plain, storage = signal(n)
     base = StridedArray(storage, Layout.contiguous((n,)))
-    new = base.unfold(0, w, h).at[...].add(1.0)
+    part = sharded.partition(storage)
+    src = (np.arange(512 * w, dtype=np.float32).reshape(512, w) % 7.0) - 3.0
+    for mode, method in (("add", "add"), ("mul", "multiply"), ("min", "min"), ("max", "max")):
+        new = getattr(base.unfold(0, w, h).at[...], method)(src)
+        assert new.storage.sharding == storage.sharding and new.layout == frames.layout
+        np.testing.assert_array_equal(np.asarray(new.storage),
+                                      oracle.scatter(plain, frames.layout, src, mode))
+        plan = sharded.write_plan(frames.layout, n, part, mode=mode)
+        program = sharded._write_program(frames.layout, mode, "error", mode, plan, part)
+        found = sharded.collectives(program.lower(storage, src).compile())
+        assert {k.op for k in found} == {"collective-permute"}, (mode, found)
+        assert sum(k.moved for k in found) == (D - 1) * (w - h) * 4, (mode, found)  # w - h per boundary
+    new = base.unfold(0, w, h).at[...].set(src, overlap="last")
+    np.testing.assert_array_equal(np.asarray(new.storage), oracle.scatter(plain, frames.layout, src, "set"))
+    drift = base[40:].unfold(0, 200, 48)[:680][:, ::3]
+    new = drift.at[...].add(1.5)
+    np.testing.assert_array_equal(np.asarray(new.storage), oracle.scatter(plain, drift.layout, 1.5, "add"))
+    assert sharded.write_plan(drift.layout, n, part, mode="add").strategy == "halo"
+    new = base.view(32, 1030).at[:, 3].set(2.0)          # rows within shards: no collective
     assert new.storage.sharding == storage.sharding
-    np.testing.assert_array_equal(np.asarray(new.storage),
-                                  oracle.scatter(plain, base.unfold(0, w, h).layout, np.float32(1.0), "add"))
-    new = base.view(515, 64).at[:, 3].set(2.0)
-    assert new.storage.sharding == storage.sharding
-    expect = plain.copy().reshape(515, 64)
+    assert sharded.write_plan(base.view(32, 1030)[:, 3].layout, n, part).strategy == "local"
+    expect = plain.copy().reshape(32, 1030)
     expect[:, 3] = 2.0
     np.testing.assert_array_equal(np.asarray(new.storage), expect.reshape(-1))
+    new = base[: 128 * 256].view(128, 256).t().at[5].set(-1.0)   # partitioned by XLA
+    np.testing.assert_array_equal(np.asarray(new.storage), oracle.scatter(
+        plain, base[: 128 * 256].view(128, 256).t()[5].layout, np.float32(-1.0), "set"))
+    for bad in (lambda: frames.at[...].set(0.0), lambda: frames.at[...].add(jnp.ones((3, w))),
+                lambda: frames.at[...].add(jnp.ones((512, w), jnp.complex64))):
+        try:
+            bad()
+        except fs.LayoutError as e:
+            print("refused", type(e).__name__)
+        else:
+            raise AssertionError("a bad write went through")
 
     # -- contiguous(), jnp.asarray and the default output sharding ------------------------
     y = frames.contiguous()
@@ -219,6 +245,7 @@ def test_sharded_storage_on_8_devices():
     assert out.strip().endswith("OK"), out
     for name in ("slice", "select", "narrow", "expand", "diagonal-blocks"):
         assert f"{name} local" in out, out
+    assert out.count("refused") == 3 and "refused OverlapError" in out, out
 
 
 DISTRIBUTED = textwrap.dedent(
