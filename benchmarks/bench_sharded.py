@@ -15,6 +15,10 @@ dim the device count divides):
 * **naive**: ``jax.jit(lambda s: fs.materialize(s, layout, method="gather"))`` with the same
   output sharding: one element gather, partitioned by XLA.
 
+Write cases (``frames_add``, ``rows_set``) compare ``fs.sharded.write_program`` (what
+``x.at[...]`` runs) with ``fs.scatter.write`` under ``jit`` with the storage's sharding,
+partitioned by XLA; their output is the new storage, sharded as the old one.
+
 Per column, read from the compiled program: its collective ops, the bytes that cross
 between devices (``fs.sharded.collectives``: a collective-permute's result times its pairs;
 an all-gather's or all-to-all's result times ``devices - 1``), and ``memory_analysis()``'s
@@ -93,19 +97,23 @@ def cases(small: bool) -> dict[str, dict[str, Any]]:
                                        lambda x: x.view(-1).unsqueeze(0).expand(8, -1))},
         "row": {"view": "matrix.select(0, 300): one device's row, split over all",
                 "build": view(mat, lambda x: x.select(0, 300 // k))},
+        "frames_add": {"view": "write: signal.unfold(0, 1024, 256).at[...].add(src) (overlap-add)",
+                       "build": frames, "write": "add"},
+        "rows_set": {"view": "write: matrix.at[:, 7].set(src), rows within shards",
+                     "build": view(mat, lambda x: x[:, 7]), "write": "set"},
         "frames_uneven": {"view": "signal.unfold(0, 1024, 256) with 2045 frames: dim 0 does not split",
                           "build": view(matrix((2**19 // k, 1)), lambda x: x.view(-1).unfold(0, 1024, 256))},
     }
 
 
-def _median_times(fns: dict[str, Any], arg: Any, repeat: int) -> dict[str, float]:
+def _median_times(fns: dict[str, Any], args: tuple[Any, ...], repeat: int) -> dict[str, float]:
     import jax
 
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
             t0 = time.perf_counter()
-            jax.block_until_ready(fn(arg))
+            jax.block_until_ready(fn(*args))
             times[name].append(time.perf_counter() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
 
@@ -134,16 +142,29 @@ def run_case(name: str, case: dict[str, Any], mesh: Any, repeat: int) -> dict[st
 
     plain, x = case["build"](fs, put)
     st, layout = x.storage, x.layout
-    plan = fs.sharded.read_plan(layout, st.shape[0], fs.sharded.partition(st))
-    ours = fs.sharded.program(st, layout)
-    naive = jax.jit(lambda s: fs.materialize(s, layout, method="gather"), out_shardings=plan.out_sharding)
-    expect = fs.oracle.materialize(plain, layout)
-    ok = all(np.array_equal(np.asarray(f(st)), expect) for f in (ours, naive))
-    times = _median_times({"ours": ours, "naive": naive}, st, repeat)
+    part = fs.sharded.partition(st)
+    if "write" in case:  # a write through the view: f(storage, src) -> new storage
+        mode = case["write"]
+        plan = fs.sharded.write_plan(layout, st.shape[0], part, mode=mode)
+        src = (np.arange(layout.numel, dtype=np.float32).reshape(layout.shape) % 5.0) - 2.0
+        ours = fs.sharded.write_program(st, layout, mode=mode)
+        naive = jax.jit(lambda s, v: fs.scatter.write(s, layout, v, mode=mode), out_shardings=st.sharding)
+        expect = fs.oracle.scatter(plain, layout, src, mode)
+        args: tuple[Any, ...] = (st, src)
+    else:
+        plan = fs.sharded.read_plan(layout, st.shape[0], part)
+        ours = fs.sharded.program(st, layout)
+        naive = jax.jit(lambda s: fs.materialize(s, layout, method="gather"),
+                        out_shardings=plan.out_sharding)
+        expect = fs.oracle.materialize(plain, layout)
+        args = (st,)
+    ok = all(np.array_equal(np.asarray(f(*args)), expect) for f in (ours, naive))
+    times = _median_times({"ours": ours, "naive": naive}, args, repeat)
     rec = {"view": case["view"], "layout": str(layout), "storage_bytes": int(plain.nbytes),
            "out_bytes": int(expect.nbytes), "devices": int(mesh.size), "strategy": plan.strategy,
            "out_spec": str(plan.out_sharding.spec), "halo_elements": plan.halo_elements,
-           "ours": _column(ours.lower(st).compile(), fs), "naive": _column(naive.lower(st).compile(), fs),
+           "ours": _column(ours.lower(*args).compile(), fs),
+           "naive": _column(naive.lower(*args).compile(), fs),
            "times_s": times, "agrees_with_oracle": bool(ok)}
     return rec
 
@@ -176,14 +197,15 @@ def markdown(result: dict[str, Any]) -> str:
     """The section of ``docs/benchmarks.md`` for the stored ``bench_sharded.json``."""
     header, body = rows(result)
     meta = result["meta"]
-    lines = ["## Sharded storage: collectives per read", "",
+    lines = ["## Sharded storage: collectives per read and write", "",
              f"Measured by `{meta['command']}` ({meta['timestamp']}; jax {meta['jax']}, "
              f"{meta['devices']} simulated CPU devices). Each case reads a view of one float32 "
              "storage sharded over its only axis into the same output sharding: **ours** "
              "(`fs.sharded.program`, what `x.contiguous()` runs) against **naive**, one element "
-             "gather partitioned by XLA. *KiB moved*: bytes that cross between devices, from the "
-             "compiled HLO's collectives; *temp*: `memory_analysis()` per device; *ok*: both equal "
-             "the NumPy oracle. Descriptions:", ""]
+             "gather partitioned by XLA; the write cases run `fs.sharded.write_program` (what "
+             "`x.at[...]` runs) against `fs.scatter.write` partitioned by XLA. *KiB moved*: bytes "
+             "that cross between devices, from the compiled HLO's collectives; *temp*: "
+             "`memory_analysis()` per device; *ok*: both equal the NumPy oracle. Descriptions:", ""]
     lines += [f"* `{name}`: {r['view']}; layout `{r['layout']}`" for name, r in result["cases"].items()]
     head = "| " + " | ".join(header) + " |"
     lines += ["", head, "|" + "|".join("---" for _ in header) + "|"]

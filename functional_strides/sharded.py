@@ -39,7 +39,7 @@ from .lowering import plan as plan_path
 from .scatter import write as _write
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
-           "program", "read", "read_plan", "read_report", "write", "write_plan"]
+           "program", "read", "read_plan", "read_report", "write", "write_plan", "write_program"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -372,6 +372,8 @@ def _write_body(layout: Layout, plan: ShardedRead, part: Partition, mode: str):
 
     def body(local: jax.Array, src: jax.Array) -> jax.Array:
         lay = _part_layout(layout, plan, part)
+        if not left and not right:  # every part in its own block: write it there
+            return _write(local, lay, src, mode=mode, overlap="last", op=mode)
         size = left + block + right
         upd = _write(jnp.full((size,), _identity(mode, local.dtype), local.dtype), lay, src, mode=mode,
                      overlap="last", op=mode)
@@ -426,10 +428,25 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
     Raises:
       The errors of :func:`functional_strides.scatter.write`.
     """
+    return write_program(storage, layout, mode=mode, overlap=overlap, op=op)(storage, src)
+
+
+def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: str = "error",
+                  op: str = "set") -> Any:
+    """The jitted write ``f(storage, src) -> new storage`` that :func:`write` runs
+    (``write_program(...).lower(storage, src)`` gives its HLO).
+
+    Raises:
+      LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
+    """
     part = partition(storage)
+    if part is None:
+        raise LayoutError(f"sharded write: the storage (shape {tuple(jnp.shape(storage))}) is not a 1-D "
+                          "array sharded over more than one device; pass one placed with "
+                          "jax.device_put(storage, NamedSharding(mesh, PartitionSpec(axis))).")
     layout = _static(layout)
     plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
-    return _write_program(layout, mode, overlap, op, plan, part)(storage, src)
+    return _write_program(layout, mode, overlap, op, plan, part)
 
 
 @functools.lru_cache(maxsize=256)

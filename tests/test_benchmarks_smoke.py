@@ -281,4 +281,5 @@ def test_bench_sharded_small_run(tmp_path):
         assert rec["ours"]["moved_bytes"] < rec["naive"]["moved_bytes"]
     text = _report().render_markdown(_report().load_results(_report().CONTIGUOUS_JSON), None,
                                      REPO / "docs" / "benchmarks.md", result)
-    assert "## Sharded storage: collectives per read" in text and "| frames | `P('x',)` | halo |" in text
+    assert "## Sharded storage: collectives per read and write" in text
+    assert "| frames | `P('x',)` | halo |" in text
