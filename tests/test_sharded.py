@@ -12,6 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -302,3 +304,33 @@ def test_two_processes_frame_a_sharded_signal():
     for pid, (proc, (out, err)) in enumerate(zip(procs, outs, strict=True)):
         assert proc.returncode == 0, out + err
         assert f"OK {pid} {7 * 192 * 4}" in out, out + err
+
+
+@settings(max_examples=60, deadline=None)
+@given(devices=st.integers(2, 8), block=st.integers(1, 40), window=st.integers(1, 30), hop=st.integers(1, 30),
+       start=st.integers(0, 30), stride=st.integers(1, 3), data=st.data())
+def test_halos_are_the_elements_each_part_needs_from_its_neighbours(devices, block, window, hop, start,
+                                                                      stride, data):
+    """Per device, the halos equal what the part's storage indices (from the oracle) reach
+    past its own block; None exactly when some part reaches past a neighbour's block."""
+    n = devices * block
+    if start + window > n:
+        return
+    count = ((n - start - window) // hop + 1) // devices * devices
+    if count == 0:
+        return
+    inner = data.draw(st.integers(1, window))  # elements kept per window, every stride-th
+    inner = min(inner, (window - 1) // stride + 1)
+    layout = Layout((count, inner), (hop, stride), start)
+    part = sharded.Partition(None, "x", devices)
+    found = sharded._halos(layout, n, part, 0)
+    per = count // devices
+    lefts, rights = [], []
+    for d in range(devices):
+        idx = fs.oracle.element_indices(Layout((per, inner), (hop, stride), start + d * per * hop))
+        lefts.append(max(0, d * block - int(idx.min())))
+        rights.append(max(0, int(idx.max()) + 1 - (d + 1) * block))
+    if max(lefts) > block or max(rights) > block:
+        assert found is None
+    else:
+        assert found == (tuple(lefts), tuple(rights))
