@@ -6,16 +6,17 @@ one of its dims (the outermost one the device count divides, unless the caller p
 ``out_sharding``), so output part ``d`` (``d = 0 .. D-1``) is the view narrowed to the
 ``d``-th slice of that dim: a layout whose storage range ``[lo_d, lo_d + span]`` moves by a
 fixed step from one part to the next. When every part's range lies within its own block
-and its neighbours' (the ``halo`` read), the program is a ``shard_map``: each device sends
-its first ``R`` elements to the device on its left and its last ``L`` elements to the one
-on its right (``lax.ppermute``), and reads its part from ``[left halo, block, right halo]``
-with the single-device lowering. ``L = R = 0`` (slices and selects that stay within shards)
-moves nothing. Any other view is left to JAX's SPMD partitioner: the single-device lowering
-(strided slices, reshapes, transposes, broadcasts) under ``jit`` with the output sharding
-given, which partitions a 2-D transpose into one all-to-all; where it cannot do better it
-all-gathers, and :func:`read_report` says so.
+and its neighbours' (the ``halo`` read), the program is a ``shard_map``: each device
+receives from each neighbour (``lax.ppermute``) exactly the elements of that neighbour's
+block its part needs, and reads its part from ``[left halo, block, right halo]`` with the
+single-device lowering; writes run the same plan backwards (:func:`write_plan`). Parts
+in their own blocks (slices and selects that stay within shards) move nothing. Any other
+view is left to JAX's SPMD partitioner: the single-device lowering (strided slices,
+reshapes, transposes, broadcasts) under ``jit`` with the output sharding given, which
+partitions a 2-D transpose into one all-to-all; where it cannot do better it all-gathers,
+and :func:`read_report` says so.
 
-Counts: strides, offsets, ``B``, ``L`` and ``R`` in elements; collective sizes in bytes.
+Counts: strides, offsets, blocks and halos in elements; collective sizes in bytes.
 """
 
 from __future__ import annotations
@@ -60,7 +61,13 @@ def _axis_size(mesh: Any, axis: Any) -> int:
 def partition(storage: Any) -> Partition | None:
     """The :class:`Partition` of a concrete 1-D storage sharded over more than one device
     (a ``NamedSharding`` whose spec shards axis 0), else ``None`` (a single-device or
-    replicated storage, a batch of storages, or a traced one)."""
+    replicated storage, a batch of storages, or a traced one).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> partition(jnp.zeros(8)) is None       # one device: the single-device paths apply
+      True
+    """
     if is_traced(storage):
         return None
     sharding = getattr(storage, "sharding", None)
@@ -85,7 +92,15 @@ def _out_dim(sharding: NamedSharding, part: Partition) -> int | None:
 
 def default_out_sharding(layout: Layout, part: Partition) -> NamedSharding:
     """The view's output sharded over the storage's mesh axis along its outermost dim whose
-    extent the device count divides; replicated when no dim's does (JAX shards evenly)."""
+    extent the device count divides; replicated when no dim's does (JAX shards evenly).
+
+    Example:
+      >>> import jax, numpy as np
+      >>> from jax.sharding import Mesh
+      >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
+      >>> default_out_sharding(Layout((501, 256), (64, 1)), part).spec   # 501 frames do not split
+      P(None, 'x')
+    """
     for d, extent in enumerate(layout.shape):
         if extent and extent % part.devices == 0:
             return NamedSharding(part.mesh, P(*([None] * d), part.axis))
@@ -153,6 +168,18 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None)
       A :class:`ShardedRead`.
     Raises:
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+    Example:
+      512 frames (window 256, hop 64) of a signal of 32960 elements on 8 devices: each
+      device needs a few elements of its neighbours' blocks, ``w - h`` per boundary.
+
+      >>> import jax, numpy as np
+      >>> from jax.sharding import Mesh
+      >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
+      >>> plan = read_plan(Layout((512, 256), (64, 1)), 32960, part)
+      >>> plan.strategy, plan.left[:3], plan.right[:3], plan.halo_elements // 7
+      ('halo', (0, 24, 48), (168, 144, 120), 192)
+      >>> read_plan(Layout((256, 128), (1, 256)), 32768, part).strategy     # a transpose
+      'partitioner'
     """
     if out_sharding is None:
         out_sharding = default_out_sharding(layout, part)
@@ -293,6 +320,12 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
       LayoutError: a traced storage without an ``out_sharding`` that shards one dim over
         one mesh axis.
+    Example:
+      >>> import jax, jax.numpy as jnp, numpy as np
+      >>> from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+      >>> rows = NamedSharding(Mesh(np.array(jax.devices()[:1]), ("x",)), P("x"))
+      >>> jax.jit(lambda s: read(s, Layout((3, 4), (2, 1)), rows))(jnp.arange(8.0)).tolist()
+      [[0.0, 1.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0], [4.0, 5.0, 6.0, 7.0]]
     """
     if is_traced(storage):
         part = _traced_partition(storage, layout, out_sharding)
@@ -329,6 +362,15 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
 
     Returns:
       A :class:`ShardedRead` (its ``out_sharding`` is the storage's sharding).
+    Example:
+      >>> import jax, numpy as np
+      >>> from jax.sharding import Mesh
+      >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
+      >>> frames = Layout((512, 256), (64, 1))
+      >>> write_plan(frames, 32960, part, mode="add").strategy
+      'halo'
+      >>> write_plan(frames, 32960, part, mode="set").strategy   # overlapping: raises as on one device
+      'partitioner'
     """
     sharding = NamedSharding(part.mesh, P(part.axis))
     by_rows = NamedSharding(part.mesh, P(part.axis, *([None] * (layout.ndim - 1)))) if layout.ndim else None
@@ -426,8 +468,16 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
     Returns:
       The new storage (same shape, dtype and sharding).
     Raises:
-      The errors of :func:`functional_strides.scatter.write`.
-    """
+      LayoutError: ``storage`` is not sharded over several devices; and the errors of
+        :func:`functional_strides.scatter.write`.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> write(jnp.zeros(4), Layout((2,), (2,)), 1.0, mode="add", overlap="error", op="add")
+      Traceback (most recent call last):
+      ...
+      functional_strides.errors.LayoutError: sharded write: the storage (shape (4,)) is not a 1-D array ...
+
+    Semantics: :func:`functional_strides.scatter.write` (``jnp``'s ``.at[]``)."""
     return write_program(storage, layout, mode=mode, overlap=overlap, op=op)(storage, src)
 
 
