@@ -583,31 +583,52 @@ def collectives(hlo: Any) -> list[Collective]:
     return out
 
 
+def _collective_line(what: str, found: list[Collective], storage: Any) -> list[str]:
+    if not found:
+        return [f"{what} collectives: none"]
+    ops = sorted({c.op for c in found})
+    counts = ", ".join(f"{sum(c.op == op for c in found)} {op}" for op in ops)
+    lines = [f"{what} collectives: {counts}; {sum(c.moved for c in found)} bytes cross devices in all "
+             f"(the storage holds {storage.nbytes} bytes)"]
+    if any(c.op == "all-gather" for c in found):
+        lines.append(f"the {what} all-gathers: some device needs elements beyond its neighbours' blocks")
+    return lines
+
+
 def read_report(storage: Any, layout: Layout, out_sharding: Any = None) -> list[str]:
-    """Lines saying how a read of a sharded storage is partitioned and what it communicates
-    (compiled, read from the HLO: collective ops and bytes per device)."""
+    """Lines saying how a read of a sharded storage, and a write through the same view
+    (``add``), are partitioned and what they communicate (compiled, read from the HLO:
+    collective ops and the bytes that cross devices); ``[]`` for a storage that is not
+    sharded over several devices.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> read_report(jnp.zeros(8), Layout((2, 2), (1, 2)))
+      []
+    """
     part = partition(storage)
     if part is None:
         return []
-    plan = read_plan(_static(layout), storage.shape[0], part, out_sharding)
-    compiled = program(storage, layout, out_sharding).lower(storage).compile()
-    found = collectives(compiled)
+    layout = _static(layout)
+    plan = read_plan(layout, storage.shape[0], part, out_sharding)
+    found = collectives(program(storage, layout, out_sharding).lower(storage).compile())
     dim = "replicated" if plan.dim is None else f"sharded along dim {plan.dim}"
     lines = [f"sharded storage: {storage.shape[0]} elements in {part.devices} blocks of {plan.block} "
              f"over mesh axis {part.axis!r}; output {dim} ({plan.out_sharding.spec})"]
-    how = {"local": "each device reads its part from its own block (no communication)",
-           "halo": f"each device reads its own block plus up to {max(plan.left)} elements of its left "
-                   f"neighbour's and {max(plan.right)} of its right neighbour's (lax.ppermute; "
-                   f"{plan.halo_elements} elements cross shard boundaries in all)",
-           "partitioner": "JAX's SPMD partitioner partitions the single-device lowering"}[plan.strategy]
-    lines.append(f"sharded read: {plan.strategy}: {how}")
-    if not found:
-        lines.append("collectives: none")
-    else:
-        ops = sorted({c.op for c in found})
-        counts = ", ".join(f"{sum(c.op == op for c in found)} {op}" for op in ops)
-        lines.append(f"collectives: {counts}; {sum(c.moved for c in found)} bytes cross devices in all "
-                     f"(the storage holds {storage.nbytes} bytes)")
-        if any(c.op == "all-gather" for c in found):
-            lines.append("the read all-gathers: some device needs elements beyond its neighbours' blocks")
-    return lines
+    lines.append(f"sharded read: {plan.strategy}: {_how(plan)}")
+    lines += _collective_line("read", found, storage)
+    if layout.is_empty:
+        return lines
+    wplan = write_plan(layout, storage.shape[0], part, mode="add")
+    src = jax.ShapeDtypeStruct(layout.shape, storage.dtype)
+    found = collectives(write_program(storage, layout, mode="add", op="add").lower(storage, src).compile())
+    lines.append(f"sharded write (at[...].add): {wplan.strategy}: {_how(wplan)}")
+    return lines + _collective_line("write", found, storage)
+
+
+def _how(plan: ShardedRead) -> str:
+    return {"local": "each device works on its part in its own block (no communication)",
+            "halo": f"each device works on its own block plus up to {max(plan.left)} elements of its left "
+                    f"neighbour's and {max(plan.right)} of its right neighbour's (lax.ppermute; "
+                    f"{plan.halo_elements} elements cross shard boundaries in all)",
+            "partitioner": "JAX's SPMD partitioner partitions the single-device program"}[plan.strategy]

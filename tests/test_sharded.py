@@ -210,9 +210,11 @@ SCRIPT = textwrap.dedent(
 
     # -- explain reports the collectives ---------------------------------------------------
     text = fs.explain(frames, show=False).section("sharding")
-    assert "halo" in text and "7 collective-permute" not in text and "collective-permute" in text, text
+    assert "sharded read: halo" in text, text
+    assert "read collectives: 14 collective-permute; 5376 bytes" in text, text
+    assert "sharded write (at[...].add): halo" in text and "write collectives: 14 collective-permute" in text
     text = fs.explain(odd, show=False).section("sharding")
-    assert "all-gather" in text and "partitioner" in text, text
+    assert "the read all-gathers" in text and "sharded read: partitioner" in text, text
     print(fs.explain(mat.t(), show=False).section("sharding"))
 
     # -- random frames and slices against the oracle --------------------------------------
