@@ -172,9 +172,14 @@ SCRIPT = textwrap.dedent(
                                       oracle.scatter(plain, frames.layout, src, mode))
         plan = sharded.write_plan(frames.layout, n, part, mode=mode)
         program = sharded._write_program(frames.layout, mode, "error", mode, plan, part)
-        found = sharded.collectives(program.lower(storage, src).compile())
+        c = program.lower(storage, src).compile()
+        found = sharded.collectives(c)
         assert {k.op for k in found} == {"collective-permute"}, (mode, found)
         assert sum(k.moved for k in found) == (D - 1) * (w - h) * 4, (mode, found)  # w - h per boundary
+        window = (block + max(plan.left) + max(plan.right)) * 4
+        m = c.memory_analysis()       # its block and share of src, the window and its updates
+        assert m.argument_size_in_bytes == block * 4 + src.nbytes // D, (mode, m)
+        assert m.temp_size_in_bytes <= 3 * window < n * 4, (mode, m, window)
     new = base.unfold(0, w, h).at[...].set(src, overlap="last")
     np.testing.assert_array_equal(np.asarray(new.storage), oracle.scatter(plain, frames.layout, src, "set"))
     drift = base[40:].unfold(0, 200, 48)[:680][:, ::3]
