@@ -23,6 +23,7 @@ RESULTS_DIR = _REPO / "benchmarks" / "results"
 CONTIGUOUS_JSON = RESULTS_DIR / "bench_contiguous.json"
 OVERLAP_JSON = RESULTS_DIR / "bench_overlap.json"
 WRITES_JSON = RESULTS_DIR / "bench_writes.json"
+SHARDED_JSON = RESULTS_DIR / "bench_sharded.json"
 REGENERATE = "python benchmarks/bench_report.py --markdown docs/benchmarks.md"
 
 #: Timed columns, in table order; ratios are ``ours / column``.
@@ -346,16 +347,19 @@ def format_markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def write_markdown(path: Path, result: dict[str, Any], overlap: dict[str, Any] | None = None,
-                   writes: list[dict[str, Any]] | None = None) -> None:
+                   writes: list[dict[str, Any]] | None = None,
+                   sharded: dict[str, Any] | None = None) -> None:
     """``docs/benchmarks.md``: method, runs, tables and targets of ``result`` (the stored
-    ``bench_contiguous.json``), then the ``bench_overlap.json`` section when ``overlap`` is
-    given. A pure function of its arguments (``path`` only places the plot's link)."""
+    ``bench_contiguous.json``), then the ``bench_overlap.json`` and ``bench_sharded.json``
+    sections when ``overlap`` and ``sharded`` are given. A pure function of its arguments
+    (``path`` only places the plot's link)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(result, overlap, path, writes))
+    path.write_text(render_markdown(result, overlap, path, writes, sharded))
 
 
 def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path: Path,
-                    writes: list[dict[str, Any]] | None = None) -> str:
+                    writes: list[dict[str, Any]] | None = None,
+                    sharded: dict[str, Any] | None = None) -> str:
     """The text :func:`write_markdown` writes."""
     path = Path(path)
     meta = result["meta"]
@@ -433,17 +437,24 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
               "", format_markdown(*run_rows(result)), ""]
     if overlap is not None:
         parts += [overlap_markdown(overlap)]
+    if sharded is not None:
+        parts += ["", _bench_module("bench_sharded").markdown(sharded)]
     return "\n".join(parts)
+
+
+def _bench_module(name: str) -> Any:
+    """The benchmark script ``benchmarks/<name>.py`` as a module (it renders its own section)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import importlib
+
+    return importlib.import_module(name)
 
 
 def overlap_markdown(overlap: dict[str, Any]) -> str:
     """The section of the stored ``bench_overlap.json``, rendered by ``bench_overlap.markdown``."""
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import bench_overlap
-
-    return bench_overlap.markdown(overlap["rows"], overlap["summary"], overlap["header"])
+    return _bench_module("bench_overlap").markdown(overlap["rows"], overlap["summary"], overlap["header"])
 
 
 def write_plot(path: Path, sweep: dict[str, list[dict[str, Any]]]) -> None:
@@ -500,12 +511,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="stored bench_overlap.py results (its section is left out when the file is absent)")
     p.add_argument("--writes-json", type=Path, default=WRITES_JSON,
                    help="stored bench_writes.py results (its section is left out when the file is absent)")
+    p.add_argument("--sharded-json", type=Path, default=SHARDED_JSON,
+                   help="stored bench_sharded.py results (its section is left out when the file is absent)")
     args = p.parse_args(argv)
     result = load_results(args.json)
     if result is None:
         p.error(f"--json {args.json}: no stored results; run benchmarks/bench_contiguous.py first")
     write_markdown(args.markdown, result, overlap=load_results(args.overlap_json),
-                   writes=load_results(args.writes_json))
+                   writes=load_results(args.writes_json), sharded=load_results(args.sharded_json))
     print(f"wrote {args.markdown}")
     return 0
 

@@ -14,6 +14,7 @@ from . import numpy as numpy
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
+from . import sharded as sharded
 from . import views as views
 from .errors import IndexTypeError as IndexTypeError
 from .errors import LayoutError as LayoutError
@@ -116,6 +117,7 @@ __all__ = [
     "select",
     "select_scatter",
     "shares_storage",
+    "sharded",
     "slice_scatter",
     "split",
     "squeeze",

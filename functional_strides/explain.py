@@ -62,7 +62,9 @@ class Explanation:
     Attributes:
       parts: the report's sections in order, ``(name, lines)`` with name ``"title"``,
         ``"grid"`` (the storage), ``"table"`` (coordinate -> storage index), ``"facts"``,
-        ``"plans"`` and, when asked for, ``"view"``; each line is a tuple of ``(text, style)``
+        ``"plans"``, ``"sharding"`` (a storage sharded across devices: how the read is
+        partitioned and the collectives of its compiled program, with their bytes) and, when
+        asked for, ``"view"``; each line is a tuple of ``(text, style)``
         pieces, style ``None``, ``"title"``, ``"dim"``, ``"view"`` (a slot of the view) or
         ``"overlap"`` (a slot shared by several elements).
       shape, strides, offset: the layout explained (strides may be negative); elements.
@@ -101,7 +103,7 @@ class Explanation:
 
     def section(self, name: str) -> str:
         """One section of the report as plain text: ``"title"``, ``"grid"``, ``"table"``,
-        ``"facts"``, ``"plans"`` or ``"view"``.
+        ``"facts"``, ``"plans"``, ``"sharding"`` or ``"view"``.
 
         Raises:
           LayoutError: the report has no section of that name (``"view"`` needs ``view=``;
@@ -253,6 +255,9 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
         parts["grid"] = [[(f"(grid and table left out: {why})", "dim")]]
     parts["facts"] = [[(t, None)] for fact in _facts(subject) for t in _wrap(fact, "  ")]
     parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "  ")]
+    sharded = _sharded_report(x)
+    if sharded:
+        parts["sharding"] = [[(t, None)] for fact in sharded for t in _wrap(fact, "  ")]
     if view is not None:
         parts["view"] = [[(u, None)] for t in _view_section(subject, view)
                          for u in _wrap(t, "      " if t.startswith("  ") else "  ")]
@@ -264,6 +269,17 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     if show:
         result.print(color=color)
     return result
+
+
+def _sharded_report(x: Any) -> list[str]:
+    """For a ``StridedArray`` over one storage sharded across devices: how its read is
+    partitioned and the collectives it uses (compiled; see ``sharded.read_report``)."""
+    from . import sharded
+
+    storage = getattr(x, "storage", None)
+    if storage is None or sharded.partition(storage) is None:
+        return []
+    return sharded.read_report(storage, x.layout)
 
 
 def repr_html(x: Any) -> str | None:

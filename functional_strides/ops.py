@@ -162,8 +162,8 @@ def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
 
 
 @_shares_doc(StridedArray.contiguous)
-def contiguous(x: Any, /) -> StridedArray:
-    return from_array(x).contiguous()
+def contiguous(x: Any, /, *, out_sharding: Any = None) -> StridedArray:
+    return from_array(x).contiguous(out_sharding=out_sharding)
 
 
 @_shares_doc(StridedArray.clone)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _tensor_names, views
+from . import _tensor_names, sharded, views
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from .layout import Layout, _trusted, check_in_storage, dense_strides_like, is_static_offset, is_traced
@@ -71,6 +71,8 @@ def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
     _check_storage_rank(storage, layout)
+    if sharded.partition(storage) is not None:  # one storage across devices: see sharded.py
+        return sharded.read(storage, layout)
     return _map_items(materialize, storage, layout)
 
 
@@ -446,30 +448,61 @@ class StridedArray:
     locals().update({name: _operator(name) for name in _OPERATORS})
 
     # -- materialisation ------------------------------------------------------------------
-    def contiguous(self) -> StridedArray:
-        """The input itself when already contiguous (whatever its offset), else a copy over
-        fresh row-major storage of ``numel`` elements (offset 0).
+    def contiguous(self, *, out_sharding: Any = None) -> StridedArray:
+        """The input itself when already contiguous (whatever its offset) and no
+        ``out_sharding`` is asked for, else a copy over fresh row-major storage of ``numel``
+        elements (offset 0).
 
-        Forms: ``x.contiguous()``, ``fs.contiguous(x)``. The copy compiles to XLA with index
-        arithmetic generated in the graph (see :func:`functional_strides.materialize` and
-        :func:`functional_strides.plan` for the program chosen); batched arrays copy every item.
+        Forms: ``x.contiguous(out_sharding=None)``, ``fs.contiguous(x, out_sharding=None)``.
+        The copy compiles to XLA with index arithmetic generated in the graph (see
+        :func:`functional_strides.materialize` and :func:`functional_strides.read_plan` for the
+        program chosen); batched arrays copy every item. A 1-D storage sharded across devices
+        (a ``NamedSharding`` over its only axis) is read so that each device receives only the
+        elements its part of the output needs (see docs/sharding.md); the values are sharded
+        along the view's outermost dim that the device count divides, and the new storage is
+        their flattening.
 
+        Args:
+          out_sharding: a ``jax.sharding.NamedSharding`` for the values (shape ``x.shape``):
+            the new storage holds them flattened, sharded in blocks when ``out_sharding``
+            shards dim 0. Inside ``jit`` it names the mesh axis the storage is sharded over.
         Returns:
           A ``StridedArray`` with ``is_contiguous()`` true, of the input's dtype.
         Raises:
           StorageError: storage indices exceed int32 while ``jax_enable_x64`` is off.
+          LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+          LayoutError: a batched array with ``out_sharding`` (shard the batch axis instead).
         Example:
           >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
           >>> y = x.contiguous()
           >>> y.stride(), y.storage.tolist()
           ((2, 1), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+          >>> from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+          >>> mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
+          >>> x.contiguous(out_sharding=NamedSharding(mesh, P("x"))).tolist()
+          [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
 
-        Semantics: ``torch.Tensor.contiguous``."""
+        Semantics: ``torch.Tensor.contiguous``; ``out_sharding`` as in ``jax.jit``."""
+        if out_sharding is not None:
+            return self._contiguous_sharded(out_sharding)
         if self.layout.is_contiguous():
             return self
+        if sharded.partition(self.storage) is not None:
+            return self._contiguous_sharded(None)
         dense = _materialize(self.storage, self.layout)
         flat = dense.reshape(*self.batch_shape, self.numel())
         return StridedArray._wrap(flat, Layout.contiguous(self.shape))
+
+    def _contiguous_sharded(self, out_sharding: Any) -> StridedArray:
+        if self.batch_shape:
+            raise LayoutError(f"contiguous: out_sharding applies to a 1-D storage, not a batch of "
+                              f"storages (batch_shape {self.batch_shape}, layout {self.layout}); shard the "
+                              "batch axis of the storage instead (docs/sharding.md).")
+        if sharded.partition(self.storage) is None and not is_traced(self.storage):
+            dense = jax.device_put(materialize(self.storage, self.layout), out_sharding).reshape(-1)
+        else:
+            dense = sharded.read(self.storage, self.layout, out_sharding, flat=True)
+        return StridedArray._wrap(dense, Layout.contiguous(self.shape))
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)
@@ -554,6 +587,8 @@ class StridedArray:
             src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
+        elif sharded.partition(self.storage) is not None:
+            new = sharded.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
         else:
             new = write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
         return StridedArray._wrap(new, self.layout)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -224,7 +225,8 @@ def test_docs_benchmarks_md_is_generated_from_the_stored_json(tmp_path):
     committed = REPO / "docs" / "benchmarks.md"
     text = report.render_markdown(report.load_results(report.CONTIGUOUS_JSON),
                                   report.load_results(report.OVERLAP_JSON), committed,
-                                  report.load_results(report.WRITES_JSON))
+                                  report.load_results(report.WRITES_JSON),
+                                  report.load_results(report.SHARDED_JSON))
     assert text == committed.read_text(), (
         "docs/benchmarks.md differs from the stored results; run "
         "`python benchmarks/bench_report.py --markdown docs/benchmarks.md`")
@@ -282,3 +284,29 @@ def test_memory_section_measures_each_allocator_setting(result, small_run):
         assert m["jnp_copy_gbs"] == pytest.approx(2 * 4 * 2**16 / (m["jnp_copy_ms"] * 1e-3) / 1e9)
         assert all(m[k] >= 0 for k in ("jnp_copy_faults", "np_fresh_faults", "np_reused_faults"))
     assert "## Physical limits on this machine" in small_run[1]["markdown"].read_text()
+
+
+# -- benchmarks/bench_sharded.py ------------------------------------------------------------------
+def test_bench_sharded_small_run(tmp_path):
+    """``--small`` on 8 simulated devices (its own process): ours moves fewer bytes than the
+    naive gather where the view allows it, both agree with the oracle (the script fails
+    otherwise), and the stored JSON renders as the report's section."""
+    out = tmp_path / "sharded.json"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_sharded.py"), "--small",
+                           "--repeat", "1", "--cases", "frames", "transpose", "slice", "--json", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    cases = result["cases"]
+    assert list(cases) == ["frames", "transpose", "slice"] and result["meta"]["devices"] == 8
+    assert set(cases["frames"]["ours"]["ops"]) == {"collective-permute"}
+    assert cases["transpose"]["ours"]["ops"] == {"all-to-all": 1}
+    assert cases["slice"]["ours"]["ops"] == {} and cases["slice"]["ours"]["moved_bytes"] == 0
+    for rec in cases.values():
+        assert rec["agrees_with_oracle"] and "all-gather" in rec["naive"]["ops"]
+        assert rec["ours"]["moved_bytes"] < rec["naive"]["moved_bytes"]
+    text = _report().render_markdown(_report().load_results(_report().CONTIGUOUS_JSON), None,
+                                     REPO / "docs" / "benchmarks.md", sharded=result)
+    assert "## Sharded storage: collectives per read and write" in text
+    assert "| frames | `P('x',)` | halo |" in text

@@ -1,0 +1,73 @@
+"""What a compiled SPMD program communicates: its collective ops and their sizes, read from
+the optimised HLO text (``jax.stages.Compiled.as_text()``). Sizes in bytes."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Collective", "collectives"]
+
+_COLLECTIVE = re.compile(
+    r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.+?)\s+"
+    r"(all-gather|all-to-all|collective-permute|all-reduce|reduce-scatter|collective-broadcast)"
+    r"(?:-start)?\((.*)$", re.M)
+_ARRAY = re.compile(r"\b([a-z]+[0-9]*)\[([0-9,]*)\]")
+_PAIRS = re.compile(r"source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}")
+_PARTITIONS = re.compile(r"num_partitions=(\d+)")
+_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
+          "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
+
+
+@dataclasses.dataclass(frozen=True)
+class Collective:
+    """One collective op of a compiled SPMD program.
+
+    Attributes:
+      op: ``all-gather``, ``all-to-all``, ``collective-permute``, ``all-reduce``,
+        ``reduce-scatter`` or ``collective-broadcast``.
+      bytes: the size of its result on one device.
+      moved: bytes that cross between devices in all: for ``collective-permute`` the result
+        times the number of (source != target) pairs; for the others the result times
+        ``(G - 1)``, with ``G`` the partition count (what a device receives from the others,
+        summed over the devices; for ``all-reduce``, a lower bound).
+    """
+
+    op: str
+    bytes: int
+    moved: int
+
+
+def collectives(hlo: Any) -> list[Collective]:
+    """The collective ops of a compiled SPMD program, with their sizes in bytes.
+
+    Args:
+      hlo: a ``jax.stages.Compiled`` or its ``as_text()``.
+    Returns:
+      A :class:`Collective` per op, in program order.
+    Example:
+      >>> collectives("num_partitions=8\\n  %cp = f32[192]{0} collective-permute(%x), "
+      ...             "source_target_pairs={{0,1},{1,2}}")
+      [Collective(op='collective-permute', bytes=768, moved=1536)]
+    """
+    text = hlo if isinstance(hlo, str) else hlo.as_text()
+    found = _PARTITIONS.search(text)
+    partitions = int(found.group(1)) if found else 1
+    out = []
+    for result, op, rest in _COLLECTIVE.findall(text):
+        arrays = _ARRAY.findall(result)
+        if result.startswith("(") and op in ("collective-permute", "all-gather") and "-start(" in text:
+            arrays = arrays[1:2]  # an async start returns (operand, result, ...)
+        size = sum(_BYTES.get(t, 4) * int(np.prod([int(e) for e in dims.split(",") if e]))
+                   for t, dims in arrays)
+        if op == "collective-permute":
+            pairs = _PAIRS.search(rest)
+            count = sum(a != b for a, b in re.findall(r"\{(\d+),(\d+)\}", pairs.group(1))) if pairs else 0
+            moved = size * count
+        else:
+            moved = size * (partitions - 1)
+        out.append(Collective(op, int(size), int(moved)))
+    return out
