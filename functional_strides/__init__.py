@@ -10,6 +10,7 @@ from . import _pytree as _pytree  # registers Layout as a pytree
 from . import _traced as _traced  # offset arithmetic on traced values, for the view algebra
 from . import ascend as ascend
 from . import cute as cute
+from . import memory_format as memory_format
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
@@ -28,10 +29,16 @@ from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
 from .lowering import materialize as materialize
 from .lowering import plan as plan
+from .memory_format import MemoryFormat as MemoryFormat
+from .memory_format import channels_last as channels_last
+from .memory_format import channels_last_3d as channels_last_3d
+from .memory_format import contiguous_format as contiguous_format
+from .memory_format import preserve_format as preserve_format
 from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
 from .ops import chunk as chunk
+from .ops import clone as clone
 from .ops import contiguous as contiguous
 from .ops import diagonal as diagonal
 from .ops import diagonal_scatter as diagonal_scatter
@@ -70,6 +77,7 @@ __all__ = [
     "LayoutError",
     "LayoutTypeError",
     "METHODS",
+    "MemoryFormat",
     "OutOfRangeError",
     "OverlapError",
     "StorageError",
@@ -80,8 +88,12 @@ __all__ = [
     "as_strided_scatter",
     "ascend",
     "broadcast_to",
+    "channels_last",
+    "channels_last_3d",
     "chunk",
+    "clone",
     "contiguous",
+    "contiguous_format",
     "contiguous_strides",
     "cute",
     "diagonal",
@@ -93,6 +105,7 @@ __all__ = [
     "from_array",
     "mT",
     "materialize",
+    "memory_format",
     "movedim",
     "narrow",
     "oracle",
@@ -100,6 +113,7 @@ __all__ = [
     "overlaps",
     "permute",
     "plan",
+    "preserve_format",
     "reshape",
     "scatter",
     "select",

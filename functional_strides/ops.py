@@ -13,13 +13,14 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from . import memory_format as memory_format_module
 from . import views
 from .errors import LayoutError, LayoutTypeError
 from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
     "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
-    "broadcast_to", "chunk", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
+    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
     "mT", "narrow", "permute", "reshape", "select", "split", "squeeze", "t", "transpose", "unbind",
     "unflatten", "unfold", "unsqueeze", "view",
 ]
@@ -144,9 +145,14 @@ def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
     return from_array(x).unbind(dim)
 
 
-def contiguous(x: Any, /) -> StridedArray:
-    """``x.contiguous()``. Semantics: ``torch.Tensor.contiguous``."""
-    return from_array(x).contiguous()
+def contiguous(x: Any, /, memory_format: Any = memory_format_module.contiguous_format) -> StridedArray:
+    """``x.contiguous(memory_format=...)``. Semantics: ``torch.Tensor.contiguous``."""
+    return from_array(x).contiguous(memory_format=memory_format)
+
+
+def clone(x: Any, /, memory_format: Any = memory_format_module.preserve_format) -> StridedArray:
+    """``x.clone(memory_format=...)``: a copy over fresh storage. Semantics: ``torch.clone``."""
+    return from_array(x).clone(memory_format=memory_format)
 
 
 def _check_src_shape(src: Any, target: StridedArray, op: str) -> None:

@@ -15,8 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _tensor_names, views
+from . import memory_format as memory_format_module
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, dense_strides_like, is_static_offset
+from .layout import Layout, _trusted, is_static_offset
 from .lowering import is_traced, materialize
 from .scatter import write
 
@@ -302,9 +303,26 @@ class StridedArray:
             return int(offset)  # a concrete scalar, e.g. returned by a jitted function
         return offset
 
-    def is_contiguous(self) -> bool:
-        """PyTorch's C-contiguity of the layout (``torch.Tensor.is_contiguous``)."""
-        return self.layout.is_contiguous()
+    def is_contiguous(self, memory_format: Any = memory_format_module.contiguous_format) -> bool:
+        """PyTorch's contiguity of the layout in ``memory_format`` (default: C-contiguity).
+
+        Args:
+          memory_format: ``fs.contiguous_format`` (or ``fs.preserve_format``, the same answer),
+            ``fs.channels_last`` (rank 4, NHWC order), ``fs.channels_last_3d`` (rank 5); PyTorch's
+            own ``torch.channels_last`` etc. are accepted. A channels-last format on another
+            rank answers False, as in PyTorch.
+        Raises:
+          LayoutTypeError: ``memory_format`` is not a memory format.
+        Example:
+          >>> import jax.numpy as jnp, functional_strides as fs
+          >>> x = fs.from_array(jnp.zeros((2, 4, 5, 3))).permute(0, 3, 1, 2)    # NHWC data, NCHW dims
+          >>> x.stride(), x.is_contiguous(), x.is_contiguous(memory_format=fs.channels_last)
+          ((60, 1, 15, 3), False, True)
+
+        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``; see
+        :func:`functional_strides.memory_format.is_contiguous_as`."""
+        fmt = memory_format_module.as_memory_format(memory_format, "is_contiguous")
+        return memory_format_module.is_contiguous_as(self.layout, fmt)
 
     def tolist(self) -> Any:
         """Values as nested Python lists (``torch.Tensor.tolist``)."""
@@ -429,20 +447,38 @@ class StridedArray:
     locals().update({name: _operator(name) for name in _OPERATORS})
 
     # -- materialisation ------------------------------------------------------------------
-    def contiguous(self) -> StridedArray:
-        """``self`` when already contiguous (whatever its offset), else a copy over fresh
-        row-major storage of ``numel`` elements.
+    def contiguous(self, memory_format: Any = memory_format_module.contiguous_format) -> StridedArray:
+        """``self`` when already contiguous in ``memory_format`` (whatever its offset), else a
+        copy over fresh storage of ``numel`` elements, offset 0, with that format's strides.
 
         Compiles to XLA with in-graph index arithmetic; see ``lowering.materialize``.
-        Raises:
-          StorageError: indices exceed int32 without ``jax_enable_x64``.
 
-        Semantics: ``torch.Tensor.contiguous``."""
-        if self.layout.is_contiguous():
+        Args:
+          memory_format: ``fs.contiguous_format`` (row-major, the default), ``fs.channels_last``
+            (rank 4: NCHW stored as NHWC) or ``fs.channels_last_3d`` (rank 5: NDHWC); PyTorch's
+            ``torch.channels_last`` etc. are accepted. ``fs.preserve_format`` returns ``self``
+            when C-contiguous and is refused otherwise, as in PyTorch.
+        Raises:
+          LayoutError: a channels-last format on the wrong rank ("required rank 4 tensor");
+            ``preserve_format`` on a non-contiguous array.
+          LayoutTypeError: ``memory_format`` is not a memory format.
+          StorageError: indices exceed int32 without ``jax_enable_x64``.
+        Example:
+          >>> import jax.numpy as jnp, functional_strides as fs
+          >>> x = fs.from_array(jnp.arange(24.0).reshape(1, 2, 3, 4))
+          >>> y = x.contiguous(memory_format=fs.channels_last)
+          >>> y.stride(), y.storage[:4].tolist(), y.tolist() == x.tolist()
+          ((24, 1, 8, 2), [0.0, 12.0, 1.0, 13.0], True)
+
+        Semantics: ``torch.Tensor.contiguous(memory_format=...)``."""
+        fmt = memory_format_module.as_memory_format(memory_format, "contiguous")
+        if memory_format_module.is_contiguous_as(self.layout, fmt):
             return self
-        dense = _materialize(self.storage, self.layout)
-        flat = dense.reshape(*self.batch_shape, self.numel())
-        return StridedArray._wrap(flat, Layout.contiguous(self.shape))
+        if fmt is memory_format_module.preserve_format:
+            raise LayoutError(f"contiguous: preserve memory format is unsupported by the contiguous "
+                              f"operator (layout {self.layout} is not contiguous); use clone("
+                              "memory_format=fs.preserve_format) to copy with this layout's dim order.")
+        return self._copy_with_strides(memory_format_module.format_strides(self.shape, fmt, op="contiguous"))
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)
@@ -451,16 +487,34 @@ class StridedArray:
         out = np.asarray(_materialize(self.storage, self.layout))
         return out if dtype is None else out.astype(dtype)
 
-    def clone(self) -> StridedArray:
-        """A copy over fresh storage of ``numel`` elements, offset 0, with PyTorch's
-        ``preserve_format`` strides: the same strides when the layout is empty or
-        non-overlapping and dense, else dense strides in the order of this layout's strides
-        (:func:`functional_strides.layout.dense_strides_like`).
+    def clone(self, memory_format: Any = memory_format_module.preserve_format) -> StridedArray:
+        """A copy over fresh storage of ``numel`` elements, offset 0, with the strides of
+        ``memory_format``. The default ``preserve_format`` keeps the strides when the layout is
+        empty or non-overlapping and dense, else gives dense strides in the order of this
+        layout's strides (:func:`functional_strides.layout.dense_strides_like`).
 
-        Semantics: ``torch.Tensor.clone`` (``memory_format=torch.preserve_format``)."""
+        Args:
+          memory_format: ``fs.preserve_format`` (default), ``fs.contiguous_format``,
+            ``fs.channels_last`` (rank 4) or ``fs.channels_last_3d`` (rank 5); PyTorch's own
+            objects are accepted.
+        Raises:
+          LayoutError: a channels-last format on the wrong rank.
+          LayoutTypeError: ``memory_format`` is not a memory format.
+        Example:
+          >>> import jax.numpy as jnp, functional_strides as fs
+          >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
+          >>> x.clone().stride(), x.clone(memory_format=fs.contiguous_format).stride()
+          ((1, 3), (2, 1))
+
+        Semantics: ``torch.Tensor.clone(memory_format=...)``."""
+        fmt = memory_format_module.as_memory_format(memory_format, "clone")
+        return self._copy_with_strides(memory_format_module.copy_strides(self.layout, fmt, op="clone"))
+
+    def _copy_with_strides(self, strides: tuple[int, ...]) -> StridedArray:
+        """The values of this array over fresh storage of ``numel`` elements laid out with
+        ``strides`` (a dense permutation for this shape), offset 0."""
         lay = self.layout
-        keep = lay.is_empty or lay.is_non_overlapping_and_dense()
-        out = Layout(lay.shape, lay.strides if keep else dense_strides_like(lay.shape, lay.strides), 0)
+        out = Layout(lay.shape, strides, 0)
         order = sorted(range(lay.ndim), key=lambda d: (-out.strides[d], d))
         dense = _materialize(self.storage, views.permute(lay, order))
         return StridedArray._wrap(dense.reshape(*self.batch_shape, lay.numel), out)
