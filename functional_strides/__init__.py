@@ -10,11 +10,14 @@ from . import _pytree as _pytree  # registers Layout as a pytree
 from . import _traced as _traced  # offset arithmetic on traced values, for the view algebra
 from . import ascend as ascend
 from . import cute as cute
+from . import dtype_views as dtype_views
 from . import memory_format as memory_format
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
 from . import views as views
+from .dtype_views import view_as_complex as view_as_complex
+from .dtype_views import view_as_real as view_as_real
 from .errors import IndexTypeError as IndexTypeError
 from .errors import LayoutError as LayoutError
 from .errors import LayoutTypeError as LayoutTypeError
@@ -98,6 +101,7 @@ __all__ = [
     "cute",
     "diagonal",
     "diagonal_scatter",
+    "dtype_views",
     "expand",
     "expand_as",
     "explain",
@@ -129,5 +133,7 @@ __all__ = [
     "unfold",
     "unsqueeze",
     "view",
+    "view_as_complex",
+    "view_as_real",
     "views",
 ]

@@ -87,6 +87,8 @@ def _is_dtype_request(value: Any) -> bool:
     not a size (an int, a NumPy or JAX integer, a tuple of them)."""
     if isinstance(value, (int, tuple, list, type(None), np.generic)):
         return False
+    if type(value).__name__ == "dtype" and type(value).__module__.startswith("torch"):
+        return True
     if not isinstance(value, type) and hasattr(value, "__index__"):
         return False
     return _is_dtype(value)
@@ -598,13 +600,17 @@ class StridedArray:
 
     def view(self, *shape: Any) -> StridedArray:
         """Same storage, new ``shape`` (one -1 inferred); raises ``ViewError`` rather than
-        copy. See :func:`functional_strides.views.view`. Semantics: ``torch.Tensor.view``
-        (``view(dtype)``, a bit reinterpretation, is not supported: use
-        ``jax.lax.bitcast_convert_type`` on ``jnp.asarray(x)``)."""
+        copy. See :func:`functional_strides.views.view`.
+
+        ``x.view(dtype)`` (a NumPy/JAX dtype, a dtype name or a ``torch.dtype``) reads the
+        same bytes as ``dtype`` with PyTorch's rules and strides, over a bitcast copy of the
+        storage: see :func:`functional_strides.dtype_views.view_dtype`.
+
+        Semantics: ``torch.Tensor.view``."""
         if len(shape) == 1 and _is_dtype_request(shape[0]):
-            raise LayoutError(
-                f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
-                f"{self.layout}); use jax.lax.bitcast_convert_type(jnp.asarray(x), dtype).")
+            from .dtype_views import view_dtype
+
+            return view_dtype(self, shape[0])
         return self._view(views.view(self.layout, _shape_args(shape, "view")))
 
     def reshape(self, *shape: Any) -> StridedArray:
