@@ -11,6 +11,7 @@ from . import _traced as _traced  # offset arithmetic on traced values, for the 
 from . import ascend as ascend
 from . import cute as cute
 from . import dtype_views as dtype_views
+from . import interop as interop
 from . import memory_format as memory_format
 from . import oracle as oracle
 from . import overlap as overlap
@@ -27,6 +28,10 @@ from .errors import StorageError as StorageError
 from .errors import ViewError as ViewError
 from .explain import Explanation as Explanation
 from .explain import explain as explain
+from .interop import from_dlpack as from_dlpack
+from .interop import from_numpy as from_numpy
+from .interop import from_torch as from_torch
+from .interop import to_torch as to_torch
 from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
@@ -107,6 +112,10 @@ __all__ = [
     "explain",
     "flatten",
     "from_array",
+    "from_dlpack",
+    "from_numpy",
+    "from_torch",
+    "interop",
     "mT",
     "materialize",
     "memory_format",
@@ -127,6 +136,7 @@ __all__ = [
     "split",
     "squeeze",
     "t",
+    "to_torch",
     "transpose",
     "unbind",
     "unflatten",

@@ -58,7 +58,8 @@ def _pair(layout: Layout, src: str, data: np.ndarray):
 def _torch_bytes(t) -> np.ndarray:
     if t.numel() == 0:  # an empty view may keep a last stride other than 1
         return np.zeros(0, np.uint8)
-    return t.contiguous().reshape(-1).view(import_torch().uint8).numpy()
+    torch = import_torch()
+    return t.clone(memory_format=torch.contiguous_format).reshape(-1).view(torch.uint8).numpy()
 
 
 def _our_bytes(x) -> np.ndarray:
