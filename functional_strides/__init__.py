@@ -53,6 +53,9 @@ from .ops import diagonal_scatter as diagonal_scatter
 from .ops import expand as expand
 from .ops import expand_as as expand_as
 from .ops import flatten as flatten
+from .ops import flip as flip
+from .ops import fliplr as fliplr
+from .ops import flipud as flipud
 from .ops import movedim as movedim
 from .ops import mT as mT
 from .ops import narrow as narrow
@@ -111,6 +114,9 @@ __all__ = [
     "expand_as",
     "explain",
     "flatten",
+    "flip",
+    "fliplr",
+    "flipud",
     "from_array",
     "from_dlpack",
     "from_numpy",

@@ -79,6 +79,8 @@ def _facts(subject: _Subject) -> list[str]:
     detail = f"{numel} elements over {reach} consecutive slots"
     if slots is not None and slots != numel:
         detail += f", {slots} distinct"
+    if dense and flipped:  # PyTorch's and Layout's rule read strides as they are
+        dense, detail = False, detail + f"; dense once dims {list(flipped)} are reversed back"
     out.append("non-overlapping and dense (a permutation of dims is contiguous): " +
                ("yes" if dense else "no") + f" ({detail})")
     witness = _overlap.internal_overlap_witness(lay)
@@ -189,11 +191,12 @@ def _plans(subject: _Subject) -> list[str]:
     if flipped or subject.colex:
         what = []
         if flipped:
-            what.append(f"negative strides on dims {list(flipped)} (Layout and PyTorch refuse them)")
+            what.append(f"negative strides on dims {list(flipped)} (read forwards from the lowest index, "
+                        "then reversed with lax.rev; PyTorch's as_strided and x[::-1] refuse them)")
         if subject.colex:
             what.append("CuTe's column-major order (the modes reversed into row-major)")
-        rev = (f": fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}) then jnp.flip(..., "
-               f"axis={flipped if len(flipped) > 1 else flipped[0]}) reads the same array") if flipped else ""
+        rev = (f": fs.flip(fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}), "
+               f"{tuple(flipped)}) is the same view") if flipped else ""
         out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + rev)
     read, why = _read_reason(lay)
     out.append(f"read plan (fs.plan): {read}: {why}")

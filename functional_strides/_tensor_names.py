@@ -52,7 +52,7 @@ TABLE: dict[str, tuple[str, str]] = {
         abs absolute acos acosh allclose amax amin angle arccos arccosh arcsin arcsinh arctan arctan2
         arctanh argwhere asin asinh atan atan2 atanh bincount bitwise_and bitwise_left_shift bitwise_not
         bitwise_or bitwise_right_shift bitwise_xor ceil copysign corrcoef cos cosh count_nonzero cov cross
-        deg2rad diag diagflat diff exp exp2 expm1 flip fliplr flipud float_power floor floor_divide fmax
+        deg2rad diag diagflat diff exp exp2 expm1 float_power floor floor_divide fmax
         fmin fmod frexp gcd greater greater_equal heaviside histogram hypot i0 inner isclose isfinite isinf
         isnan isneginf isposinf isreal kron lcm ldexp less less_equal log log10 log1p log2 logaddexp
         logaddexp2 logical_and logical_not logical_or logical_xor maximum median minimum multiply

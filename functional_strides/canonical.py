@@ -4,7 +4,9 @@ The lowering reads a layout from its storage with the fewest, cheapest XLA ops. 
 brings the layout to a *canonical form* that addresses exactly the same storage index for
 every element, then asks which *plan* reads that form:
 
-* :func:`canonicalize` drops size-1 dims, sets stride-0 (broadcast) dims apart, merges
+* :func:`canonicalize` mirrors reversed dims (a negative stride becomes positive, the
+  offset moves to the lowest index addressed, and the dim is read and then reversed with
+  ``lax.rev``), drops size-1 dims, sets stride-0 (broadcast) dims apart, merges
   neighbouring dims that address storage as one (``stride[i] == shape[i+1] * stride[i+1]``)
   and orders the merged dims by decreasing stride, remembering the permutation back to the
   user's row-major order.
@@ -46,7 +48,8 @@ class Canonical:
 
     Attributes:
       shape: the user's shape (unchanged).
-      offset: the user's offset (a Python int, or a traced scalar passed through untouched).
+      offset: the lowest storage index addressed: the user's offset plus
+        ``sum((n-1)*s for s < 0)`` (a Python int, or a traced scalar plus that constant).
       dims: ``((extent, stride), ...)`` of the merged dims, every extent >= 2 and stride >= 1,
         ordered by decreasing stride (ties keep the user's order).
       groups: for each entry of ``dims``, the user dims it merges, in the user's order.
@@ -54,6 +57,8 @@ class Canonical:
       perm: the transpose that takes an array laid out as ``dims`` to the user's order of the
         groups: axis ``u`` of the result is axis ``perm[u]`` of the canonical array.
       empty: the layout has a zero extent (then ``dims``, ``groups`` and ``perm`` are empty).
+      flipped: user dims (extent >= 2) whose stride is negative: ``dims`` read them forwards,
+        so the array in the user's shape is reversed along them last (``lax.rev``).
     """
 
     shape: Shape
@@ -63,6 +68,7 @@ class Canonical:
     broadcast: tuple[int, ...]
     perm: tuple[int, ...]
     empty: bool = False
+    flipped: tuple[int, ...] = ()
 
     @property
     def kept(self) -> tuple[int, ...]:
@@ -93,24 +99,33 @@ def canonicalize(layout: Layout) -> Canonical:
     """Canonical form of ``layout``: size-1 dims dropped, broadcast dims apart, dims merged, sorted.
 
     Args:
-      layout: any layout (rank 0, empty, stride-0 dims and traced offsets allowed).
+      layout: any layout (rank 0, empty, stride-0 dims, negative strides and traced offsets
+        allowed).
     Returns:
       A :class:`Canonical` whose ``dims`` read the same storage indices as ``layout`` (in the
-      canonical order), ``perm``/``groups`` restoring the user's order and ``broadcast``
-      listing the stride-0 dims. The offset is carried over unchanged.
+      canonical order, reversed dims forwards), ``perm``/``groups`` restoring the user's
+      order, ``broadcast`` listing the stride-0 dims and ``flipped`` the reversed ones. The
+      offset moves to the lowest index addressed (unchanged without negative strides).
     Example:
       >>> c = canonicalize(Layout((2, 3, 4, 5), (0, 1, 15, 3)))   # expand + permute of (4, 5, 3)
       >>> c.dims, c.groups, c.broadcast, c.perm
       (((20, 3), (3, 1)), ((2, 3), (1,)), (0,), (1, 0))
+      >>> c = canonicalize(Layout((3, 4), (-4, 1), 8))              # rows reversed
+      >>> c.dims, c.offset, c.flipped
+      (((12, 1),), 0, (0,))
 
     Semantics: PyTorch's ``TensorIterator`` coalescing of dims, computed by CuTe's ``coalesce``
     (:func:`functional_strides.cute.coalesce`, on the dims read innermost first), plus a
     sort by stride as in ``torch._prims_common.compute_elementwise_output_logical_to_physical_perm``.
     """
-    shape, strides = layout.shape, layout.strides
+    shape, strides, offset = layout.shape, layout.strides, layout.offset
     if layout.is_empty:
-        return Canonical(shape, layout.offset, (), (), (), (), empty=True)
+        return Canonical(shape, offset, (), (), (), (), empty=True)
     live = [d for d, n in enumerate(shape) if n > 1]
+    flipped = tuple(d for d in live if strides[d] < 0)
+    if flipped:  # read reversed dims forwards from the lowest index, reverse them at the end
+        offset = offset + sum((shape[d] - 1) * strides[d] for d in flipped)
+        strides = tuple(abs(s) for s in strides)
     broadcast = tuple(d for d in live if strides[d] == 0)
     read = [d for d in live if strides[d] != 0][::-1]   # innermost first: CuTe's column-major order
     modes = coalesce_modes([shape[d] for d in read], [strides[d] for d in read])[::-1]
@@ -122,11 +137,12 @@ def canonicalize(layout: Layout) -> Canonical:
         perm[u] = axis
     return Canonical(
         shape=shape,
-        offset=layout.offset,
+        offset=offset,
         dims=tuple(user[u] for u in order),
         groups=tuple(tuple(merged[u]) for u in order),
         broadcast=broadcast,
         perm=tuple(perm),
+        flipped=flipped,
     )
 
 

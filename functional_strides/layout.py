@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from ._typing import Offset, Shape, Strides
-from .errors import LayoutError, LayoutTypeError, OutOfRangeError
+from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 
 __all__ = [
     "Layout",
+    "address_range",
     "contiguous_strides",
     "dense_strides_like",
     "format_layout",
@@ -46,8 +47,9 @@ def _plain_int(value: Any) -> Any:
 
 
 def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple[int, ...]:
-    """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and negatives."""
-    if type(values) is tuple and all(type(v) is int and v >= 0 for v in values):
+    """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and (unless
+    ``allow_negative``) negatives."""
+    if type(values) is tuple and all(type(v) is int and (allow_negative or v >= 0) for v in values):
         return values  # the common case: already clean (view ops build these)
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         values = (values,)
@@ -158,6 +160,34 @@ def dense_strides_like(shape: Shape, strides: Strides) -> Strides:
     return tuple(out)
 
 
+def address_range(shape: Shape, strides: Strides, offset: int) -> tuple[int, int]:
+    """Lowest and highest storage index a non-empty layout addresses, in elements.
+
+    ``lowest = offset + sum((n-1)*s for s < 0)`` and ``highest = offset + sum((n-1)*s for
+    s > 0)``: a negative stride reaches below the offset, a positive one above it.
+
+    Args:
+      shape: extents, each >= 1 (an empty layout addresses nothing: do not ask).
+      strides: one stride per dim, any sign; offset: the index of element ``(0, ..., 0)``.
+    Returns:
+      ``(lowest, highest)``; a valid view over a storage of ``N`` elements has
+      ``0 <= lowest`` and ``highest < N``.
+    Example:
+      >>> address_range((3, 4), (-4, 1), 8), address_range((5,), (-2,), 9)
+      ((0, 11), (1, 9))
+
+    Semantics: NumPy's ``np.lib.array_utils.byte_bounds`` in elements (relative to the
+    storage start); PyTorch's ``compute_required_storage_length`` is ``highest + 1`` for
+    non-negative strides."""
+    low = high = offset
+    for n, s in zip(shape, strides, strict=True):
+        if s < 0:
+            low += (n - 1) * s
+        else:
+            high += (n - 1) * s
+    return low, high
+
+
 def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) -> str:
     """``"(2,3):(3,1)+0"``: the pycute-style notation ``(shape):(strides)+offset`` used in
     messages and reprs (strides and offset in elements; a rank-1 tuple keeps its comma).
@@ -203,22 +233,33 @@ class Layout:
 
     Args:
       shape: extents, non-negative ints (rank 0 allowed).
-      strides: one non-negative int per dim (PyTorch forbids negative strides too).
+      strides: one int per dim, any sign: a negative stride walks the storage backwards,
+        as NumPy's ``a[::-1]`` (PyTorch-semantics entry points such as ``as_strided`` and
+        ``x[::-1]`` still refuse them, as PyTorch does; ``fs.flip`` and
+        ``functional_strides.numpy`` make them).
       offset: storage index of element ``(0, ..., 0)``; a non-negative int, an integer
         JAX scalar, or an integer array holding one offset per item of a batched
         ``StridedArray`` (shape ``batch_shape``).
     Raises:
-      LayoutError: lengths of ``shape`` and ``strides`` differ; an entry is negative; the
+      LayoutError: lengths of ``shape`` and ``strides`` differ; an extent is negative; the
         offset is a negative int.
+      StorageError: an int offset and negative strides reach below storage index 0 (the
+        lowest index ``offset + sum((n-1)*s for s < 0)`` must be >= 0; the highest is
+        checked against the storage when one is attached).
       LayoutTypeError: an entry or the offset is a bool or not an integer (a float, a
         string); also a ``TypeError``.
     Example:
       >>> lay = Layout((2, 3), (3, 1), 1)
       >>> str(lay), lay(1, 2), lay.numel, lay.required_storage_size
       ('(2,3):(3,1)+1', 6, 6, 7)
+      >>> rev = Layout((2, 3), (-3, 1), 3)             # rows in reverse order
+      >>> rev(0, 0), rev(1, 0), rev.is_contiguous(), rev.required_storage_size
+      (3, 0, False, 6)
 
-    Semantics: ``torch.Tensor.size()/stride()/storage_offset()``; ``aclCreateTensor`` view
-    shape/strides/offset; CuTe ``Layout(shape, stride)`` plus an offset.
+    Semantics: ``torch.Tensor.size()/stride()/storage_offset()``; NumPy's ``shape`` and
+    ``strides // itemsize`` with the offset of the data pointer in its buffer (negative
+    strides as NumPy's); ``aclCreateTensor`` view shape/strides/offset; CuTe
+    ``Layout(shape, stride)`` plus an offset.
     """
 
     shape: Shape
@@ -227,7 +268,7 @@ class Layout:
 
     def __post_init__(self) -> None:
         shape = _int_tuple("shape", self.shape)
-        strides = _int_tuple("strides", self.strides)
+        strides = _int_tuple("strides", self.strides, allow_negative=True)
         if len(shape) != len(strides):
             raise LayoutError(
                 f"Layout: shape {shape} has rank {len(shape)} but strides {strides} has rank "
@@ -237,6 +278,7 @@ class Layout:
         object.__setattr__(self, "strides", strides)
         offset = self.offset
         if type(offset) is int and offset >= 0:
+            _check_lowest(shape, strides, offset)
             return
         if isinstance(offset, (bool, np.bool_)):
             raise LayoutTypeError(f"Layout: offset is a bool (got offset={offset!r}); pass an int.")
@@ -247,6 +289,7 @@ class Layout:
                     f"Layout: offset {offset} is negative (layout {format_layout(shape, strides, offset)}); "
                     "the storage offset must be >= 0."
                 )
+            _check_lowest(shape, strides, offset)
             object.__setattr__(self, "offset", offset)
         else:
             dtype = getattr(offset, "dtype", None)
@@ -299,23 +342,33 @@ class Layout:
 
     @property
     def span(self) -> int:
-        """``sum_d (shape[d]-1)*strides[d]``: distance from the first to the last index
+        """``sum_d (shape[d]-1)*|strides[d]|``: distance from the lowest to the highest index
         addressed (0 for an empty layout)."""
         if self.is_empty:
             return 0
-        return sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False))
+        return sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides, strict=False))
+
+    @property
+    def low_reach(self) -> int:
+        """``sum((n-1)*s for s < 0)`` (<= 0): how far below the offset the lowest index lies
+        (0 without negative strides or when empty)."""
+        if self.is_empty:
+            return 0
+        return sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0)
 
     @property
     def required_storage_size(self) -> Any:
-        """Smallest storage length that holds every index: ``offset + span + 1``, or 0 when
-        empty. Semantics: ``torch._prims_common.compute_required_storage_length``."""
+        """Smallest storage length that holds every index: highest index + 1, that is
+        ``offset + sum((n-1)*s for s > 0) + 1``, or 0 when empty. Semantics:
+        ``torch._prims_common.compute_required_storage_length`` (non-negative strides)."""
         if self.is_empty:
             return 0
-        return self.offset + self.span + 1
+        return self.offset + self.low_reach + self.span + 1
 
     def is_contiguous(self) -> bool:
         """PyTorch's C-contiguity: strides of size-1 dims are ignored, layouts with fewer
-        than 2 elements are contiguous; the offset does not matter.
+        than 2 elements are contiguous; the offset does not matter. A negative stride on a
+        dim of extent >= 2 is never contiguous (NumPy's ``flags.c_contiguous`` agrees).
 
         Example:
           >>> Layout((2, 1, 3), (3, 99, 1)).is_contiguous(), Layout((3, 2), (1, 3)).is_contiguous()
@@ -327,7 +380,9 @@ class Layout:
         return _check_dense(self.shape, self.strides)
 
     def is_non_overlapping_and_dense(self) -> bool:
-        """True when some permutation of the dims is contiguous (no gaps, no overlap).
+        """True when some permutation of the dims is contiguous (no gaps, no overlap). A
+        negative stride on a dim of extent >= 2 makes it False (PyTorch's rule reads
+        strides as they are; a reversed dim is not dense in its order).
 
         Example:
           >>> Layout((3, 2), (1, 3)).is_non_overlapping_and_dense()
@@ -415,14 +470,29 @@ class Layout:
 
 
 def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
-    """A ``Layout`` from fields already known valid (tuples of non-negative ints of equal
-    length): view ops build their results from validated inputs, and pytree unflattening may
-    pass tracers or placeholders as the offset. Skips ``__post_init__``."""
+    """A ``Layout`` from fields already known valid (tuples of ints of equal length, the
+    extents non-negative, the lowest index addressed >= 0): view ops build their results
+    from validated inputs, and pytree unflattening may pass tracers or placeholders as the
+    offset. Skips ``__post_init__``."""
     obj = object.__new__(Layout)
     object.__setattr__(obj, "shape", shape)
     object.__setattr__(obj, "strides", strides)
     object.__setattr__(obj, "offset", offset)
     return obj
+
+
+def _check_lowest(shape: Shape, strides: Strides, offset: int) -> None:
+    """Refuse an int offset from which negative strides reach below storage index 0."""
+    if all(s >= 0 for s in strides) or 0 in shape:
+        return
+    low, high = address_range(shape, strides, offset)
+    if low < 0:
+        raise StorageError(
+            f"Layout: layout {format_layout(shape, strides, offset)} addresses storage indices {low} "
+            f"to {high}: the lowest, offset + sum((size-1)*stride for negative strides) = {low}, is "
+            f"below 0. Raise the offset to at least {offset - low} (element (0, ..., 0) of a reversed "
+            "dim sits at its end), or make the strides non-negative."
+        )
 
 
 def _check_dense(shape: Shape, strides: Strides) -> bool:

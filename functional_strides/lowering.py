@@ -16,8 +16,9 @@ dims merged, dims sorted by stride), then one of these paths reads it:
 * ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
   ``lax.broadcasted_iota`` (never baked in as constants).
 
-Each path ends with ``transpose`` to the user's order of dims, ``reshape`` and
-``broadcast_in_dim`` for stride-0 dims. :func:`plan` tells which path ``"auto"`` takes;
+Each path ends with ``transpose`` to the user's order of dims, ``reshape``,
+``broadcast_in_dim`` for stride-0 dims and ``rev`` for dims of negative stride (the canonical
+form reads them forwards). :func:`plan` tells which path ``"auto"`` takes;
 ``materialize(..., method=...)`` forces one.
 
 Inside a user's ``jit``/``vmap``/``grad`` shape and strides are static and take these
@@ -170,12 +171,13 @@ def _to_user(c: Canonical, x: jax.Array) -> jax.Array:
 
 def _finish(c: Canonical, x: jax.Array) -> jax.Array:
     """Array of the groups in user order -> the user's shape (split groups, size-1 and
-    stride-0 dims restored)."""
+    stride-0 dims restored, dims of negative stride reversed)."""
     kept = c.kept
     if not c.broadcast:
-        return x.reshape(c.shape)
-    x = x.reshape(tuple(c.shape[d] for d in kept))
-    return lax.broadcast_in_dim(x, c.shape, kept)
+        x = x.reshape(c.shape)
+    else:
+        x = lax.broadcast_in_dim(x.reshape(tuple(c.shape[d] for d in kept)), c.shape, kept)
+    return lax.rev(x, c.flipped) if c.flipped else x
 
 
 _DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
@@ -293,8 +295,8 @@ def plan(layout: Layout, method: str = "auto") -> str:
     """
     if method not in METHODS:
         raise LayoutError(f"materialize: unknown method {method!r}; use one of {METHODS}.")
-    if not layout.has_static_offset:  # read through dynamic_window: the view at offset 0
-        layout = Layout(layout.shape, layout.strides, 0)
+    if not layout.has_static_offset:  # read through dynamic_window: the view at its lowest offset
+        layout = Layout(layout.shape, layout.strides, -layout.low_reach)
     c = canonicalize(layout)
     if c.empty:
         return "empty"
@@ -309,8 +311,13 @@ def plan(layout: Layout, method: str = "auto") -> str:
 
 def check_bounds(layout: Layout, size: int, op: str = "materialize") -> None:
     """Raise ``StorageError`` (naming ``op``) when a static-offset ``layout`` addresses past the
-    end of a storage of ``size`` elements."""
+    end of a storage of ``size`` elements (or, through negative strides, below its start)."""
     need = layout.required_storage_size
+    low = layout.offset + layout.low_reach
+    if low < 0:
+        raise StorageError(
+            f"{op}: layout {layout} addresses storage indices {low} to {need - 1}, below 0 (the storage "
+            f"has {size} elements). Raise the offset by {-low} or make the strides non-negative.")
     if need > size:
         raise StorageError(
             f"{op}: layout {layout} addresses storage indices up to {need - 1}, but the "
@@ -322,16 +329,18 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     """The part of ``storage`` that a layout with a traced offset addresses, as static data.
 
     Shape and strides are static, so the span of the view is too: the view lies in the
-    ``span + 1`` elements from its offset. The offset is clamped into ``[0, n - span - 1]``
-    (as ``lax.dynamic_slice`` clamps its start), so the window always lies in the storage;
-    inside it the view has offset 0 and every static lowering path applies.
+    ``span + 1`` elements from its lowest index (its offset plus ``sum((n-1)*s for s < 0)``,
+    which is the offset itself without negative strides). That start is clamped into ``[0,
+    n - span - 1]`` (as ``lax.dynamic_slice`` clamps), so the window always lies in the
+    storage; inside it the view starts at index 0 and every static lowering path applies.
 
     Args:
       storage: 1-D array of ``n`` elements.
       layout: a non-empty layout whose offset is an integer scalar (traced or not).
     Returns:
-      ``(start, window, local)``: the clamped offset (index dtype), the window
-      ``storage[start : start + span + 1]`` and ``layout`` at offset 0.
+      ``(start, window, local)``: the clamped start (index dtype), the window
+      ``storage[start : start + span + 1]`` and ``layout`` at offset ``-sum((n-1)*s for s <
+      0)`` (0 without negative strides) in it.
     Raises:
       StorageError: the view spans more elements than the storage holds (no offset fits),
         or its indices exceed int32 while ``jax_enable_x64`` is off.
@@ -344,11 +353,12 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
             f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
             "pass a larger storage.")
     dtype = index_dtype(layout, n)
-    local = Layout(layout.shape, layout.strides, 0)
+    below = layout.low_reach
+    local = Layout(layout.shape, layout.strides, -below)
     if reach == n:  # the view spans the whole storage: 0 is the only offset that fits
         return jnp.zeros((), dtype), storage, local
     # clamp in the offset's own width, then narrow: an int64 offset past int32 must not wrap
-    start = jnp.clip(jnp.asarray(layout.offset), 0, n - reach).astype(dtype)
+    start = jnp.clip(jnp.asarray(layout.offset) + below, 0, n - reach).astype(dtype)
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 

@@ -20,7 +20,8 @@ from .strided import StridedArray, as_strided, from_array
 
 __all__ = [
     "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",
-    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "movedim",
+    "broadcast_to", "chunk", "clone", "contiguous", "diagonal", "expand", "expand_as", "flatten", "flip",
+    "fliplr", "flipud", "movedim",
     "mT", "narrow", "permute", "reshape", "select", "split", "squeeze", "t", "transpose", "unbind",
     "unflatten", "unfold", "unsqueeze", "view",
 ]
@@ -83,6 +84,58 @@ def mT(x: Any, /) -> StridedArray:  # noqa: N802 - PyTorch's name
 def movedim(x: Any, /, source: Any, destination: Any) -> StridedArray:
     """``x.movedim(source, destination)``. Semantics: ``torch.movedim``."""
     return from_array(x).movedim(source, destination)
+
+
+def flip(x: Any, /, dims: Sequence[Any]) -> StridedArray:
+    """Reverse the order of elements of ``x`` along ``dims`` (a tuple or list of ints).
+
+    Args:
+      x: a ``StridedArray`` or an array (wrapped as a contiguous one).
+      dims: dims to reverse, each in ``[-ndim, ndim)`` and at most once; ``()`` changes nothing.
+    Returns:
+      A view over ``x``'s storage of the same shape and dtype: the strides of ``dims``
+      negated, the offset moved to the last element along each (elements).
+    Raises:
+      LayoutTypeError: ``dims`` is an int or not a sequence of ints (as ``torch.flip``).
+      OutOfRangeError: a dim out of range. LayoutError: a dim given twice.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> y = flip(jnp.arange(6).reshape(2, 3), (0,))
+      >>> y.tolist(), y.stride(), y.storage_offset()
+      ([[3, 4, 5], [0, 1, 2]], (-3, 1), 3)
+
+    Semantics: ``torch.flip`` (values and shape); PyTorch copies into a contiguous tensor,
+    this returns a view with negative strides, as ``np.flip``. Writes through it
+    (``y.at[...].set(v)``) reach ``x``'s storage in mirrored order."""
+    return from_array(x).flip(_int_sequence("flip", "dims", dims))
+
+
+def fliplr(x: Any, /) -> StridedArray:
+    """``flip(x, (1,))`` for ``x`` of rank >= 2: a view (PyTorch copies).
+
+    Raises:
+      LayoutError: rank < 2 (``Input must be >= 2-d``, as PyTorch).
+    Example:
+      >>> import jax.numpy as jnp
+      >>> fliplr(jnp.arange(6).reshape(2, 3)).tolist()
+      [[2, 1, 0], [5, 4, 3]]
+
+    Semantics: ``torch.fliplr``."""
+    return from_array(x).fliplr()
+
+
+def flipud(x: Any, /) -> StridedArray:
+    """``flip(x, (0,))`` for ``x`` of rank >= 1: a view (PyTorch copies).
+
+    Raises:
+      LayoutError: rank 0 (``Input must be >= 1-d``, as PyTorch).
+    Example:
+      >>> import jax.numpy as jnp
+      >>> flipud(jnp.arange(6).reshape(2, 3)).tolist()
+      [[3, 4, 5], [0, 1, 2]]
+
+    Semantics: ``torch.flipud``."""
+    return from_array(x).flipud()
 
 
 def squeeze(x: Any, /, dim: Any = None) -> StridedArray:

@@ -135,14 +135,15 @@ def is_monotone(layout: Layout) -> bool:
 def is_non_overlapping_sufficient(layout: Layout) -> bool:
     """Fast proof of no internal overlap (``False`` means "not proven", not "overlaps").
 
-    Sort the dims of extent > 1 by stride; each stride must exceed the largest index
-    reachable with the smaller-stride dims. Empty layouts never overlap.
+    Sort the dims of extent > 1 by ``|stride|`` (a reversed dim addresses the same slots as
+    its mirror); each must exceed the largest index reachable with the smaller-stride dims.
+    Empty layouts never overlap.
 
     Semantics: the sufficient test of PyTorch's historical MemoryOverlap note."""
     if layout.is_empty:
         return True
     reach = 0
-    for n, s in sorted(_live_dims(layout), key=lambda p: p[1]):
+    for n, s in sorted(((n, abs(s)) for n, s in _live_dims(layout)), key=lambda p: p[1]):
         if s <= reach:
             return False
         reach += (n - 1) * s
@@ -153,7 +154,7 @@ def is_non_overlapping_sufficient(layout: Layout) -> bool:
 def internal_overlap_witness(layout: Layout) -> Witness | None:
     """Two distinct coordinates of ``layout`` that address one storage index, or ``None``.
 
-    Exact for every layout (any rank, extents >= 0, strides >= 0); the offset plays no part
+    Exact for every layout (any rank, extents >= 0, strides of any sign); the offset plays no part
     (it may be traced). Fast paths: empty -> ``None``; a dim of extent > 1 with stride 0 ->
     that dim's coordinates 0 and 1; strides that nest after sorting -> ``None``. The rest is
     solved as described in the module docstring; results are cached per (shape, strides).

@@ -165,8 +165,13 @@ def _combine_broadcast(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
 
 
 def _canonical_values(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
-    """User-shaped values -> an array of the canonical dims' extents (``c.dims`` order)."""
-    x = _combine_broadcast(c, values, mode).reshape(tuple(n for n, _ in c.user_dims))
+    """User-shaped values -> an array of the canonical dims' extents (``c.dims`` order;
+    reversed dims, which the canonical form writes forwards, flipped first)."""
+    x = _combine_broadcast(c, values, mode)
+    if c.flipped:
+        kept = c.kept
+        x = lax.rev(x, tuple(kept.index(d) for d in c.flipped))
+    x = x.reshape(tuple(n for n, _ in c.user_dims))
     if c.perm != tuple(range(len(c.perm))):
         x = lax.transpose(x, tuple(int(u) for u in np.argsort(c.perm)))
     return x
@@ -373,8 +378,8 @@ def _auto(c: Canonical, n: int, mode: str) -> str:
 def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
     if method not in METHODS:
         raise LayoutError(f"{op}: unknown method {method!r}; use one of {METHODS}.")
-    if not layout.has_static_offset:  # written through dynamic_window: the view at offset 0
-        layout, n = Layout(layout.shape, layout.strides, 0), layout.span + 1
+    if not layout.has_static_offset:  # written through dynamic_window: the view at its lowest index
+        layout, n = Layout(layout.shape, layout.strides, -layout.low_reach), layout.span + 1
     c = canonicalize(layout)
     if c.empty:
         return "empty"

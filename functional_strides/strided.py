@@ -17,7 +17,7 @@ import numpy as np
 from . import _tensor_names, views
 from . import memory_format as memory_format_module
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, is_static_offset
+from .layout import Layout, _trusted, address_range, is_static_offset
 from .lowering import is_traced, materialize
 from .scatter import write
 
@@ -109,16 +109,32 @@ def _check_fits(storage: Any, layout: Layout, op: str) -> None:
         if low < 0:
             raise StorageError(f"{op}: invalid storage offset {low} (layout {layout}); "
                                "the offset must be >= 0.")
+        _check_range(layout.shape, layout.strides, low, size, op)
         offset = high
-        layout = Layout(layout.shape, layout.strides, offset)
-    need = layout.required_storage_size
-    if need > size:
+    _check_range(layout.shape, layout.strides, offset, size, op)
+
+
+def _check_range(shape: tuple, strides: tuple, offset: int, size: int, op: str) -> None:
+    """Both ends of a non-empty view against a storage of ``size`` elements."""
+    if 0 in shape:
+        return
+    low, high = address_range(shape, strides, offset)
+    if low >= 0 and high < size:
+        return
+    if low >= 0:  # the familiar case (PyTorch's message): the view runs past the end
         raise StorageError(
-            f"{op}: size {list(layout.shape)}, stride {list(layout.strides)} and storage offset "
-            f"{offset} require a storage of {need} elements (offset + sum((size-1)*stride) + 1), "
+            f"{op}: size {list(shape)}, stride {list(strides)} and storage offset "
+            f"{offset} require a storage of {high + 1} elements (offset + sum((size-1)*stride) + 1), "
             f"but the storage has {size} elements. Shrink the sizes, strides or offset, or use a "
             "larger storage."
         )
+    raise StorageError(
+        f"{op}: size {list(shape)}, stride {list(strides)} and storage offset {offset} address "
+        f"storage indices {low} to {high} (lowest offset + sum((size-1)*stride for stride < 0), "
+        f"highest offset + sum((size-1)*stride for stride > 0)), but a storage of {size} elements "
+        f"holds indices 0 to {size - 1}. Move the offset, shrink the sizes or strides, or use a "
+        "larger storage."
+    )
 
 
 #: Python operators of ``torch.Tensor`` (and ``jax.Array``) that ``StridedArray`` supports,
@@ -659,6 +675,30 @@ class StridedArray:
     def movedim(self, source: Any, destination: Any) -> StridedArray:
         """Move dims. Semantics: ``torch.Tensor.movedim``."""
         return self._view(views.movedim(self.layout, source, destination))
+
+    def flip(self, *dims: Any) -> StridedArray:
+        """Reverse the order of elements along ``dims`` (``x.flip(0, 1)`` or ``x.flip((0, 1))``).
+
+        A view over the same storage with those strides negated (the offset moves to the
+        last element along each flipped dim); see :func:`functional_strides.views.flip`.
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> y = from_array(jnp.arange(6).reshape(2, 3)).flip(1)
+          >>> y.tolist(), y.stride(), y.storage_offset()
+          ([[2, 1, 0], [5, 4, 3]], (3, -1), 2)
+
+        Semantics: ``torch.Tensor.flip``: PyTorch's values, but a view where PyTorch copies
+        (PyTorch's result has contiguous strides and offset 0)."""
+        return self._view(views.flip(self.layout, _shape_args(dims, "flip")))
+
+    def fliplr(self) -> StridedArray:
+        """Reverse dim 1; a view. Semantics: ``torch.Tensor.fliplr`` (which copies)."""
+        return self._view(views.fliplr(self.layout))
+
+    def flipud(self) -> StridedArray:
+        """Reverse dim 0; a view. Semantics: ``torch.Tensor.flipud`` (which copies)."""
+        return self._view(views.flipud(self.layout))
 
     def squeeze(self, dim: Any = _ALL_DIMS) -> StridedArray:
         """Drop size-1 dims: all of them, or those of ``dim`` (an int or a tuple of ints).

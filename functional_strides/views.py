@@ -28,6 +28,9 @@ __all__ = [
     "diagonal",
     "expand",
     "flatten_shape",
+    "flip",
+    "fliplr",
+    "flipud",
     "getitem",
     "infer_size",
     "movedim",
@@ -395,6 +398,73 @@ def t(layout: Layout) -> Layout:
         raise LayoutError(f"t: expects a layout of rank <= 2, but layout {layout} has rank "
                           f"{layout.ndim}; use transpose(dim0, dim1) or mT.")
     return transpose(layout, 0, 1) if layout.ndim == 2 else layout
+
+
+def flip(layout: Layout, dims: Any) -> Layout:
+    """Reverse the order of elements along ``dims``: a view with those strides negated.
+
+    Element ``i`` of a flipped dim of extent ``n`` is element ``n - 1 - i`` of the input, so
+    the offset moves to the input's last element along it (``offset + (n-1)*stride``) and the
+    stride changes sign. A dim of extent 0 or 1, or of stride 0, keeps its offset.
+
+    Args:
+      layout: any layout (rank 0 accepts dims ``0`` and ``-1``, as PyTorch's).
+      dims: a tuple or list of ints, each in ``[-ndim, ndim)``, no dim twice; ``()`` is
+        the identity. A bare int is refused, as ``torch.flip`` refuses it.
+    Returns:
+      A layout of the same shape; strides of ``dims`` negated; the offset moved as above.
+    Raises:
+      LayoutTypeError: ``dims`` is not a sequence of ints (an int, ``None``, a float entry).
+      OutOfRangeError: a dim is out of range.
+      LayoutError: a dim appears twice.
+    Example:
+      >>> str(flip(Layout((2, 3), (3, 1)), (0,))), str(flip(Layout((2, 3), (3, 1)), [0, 1]))
+      ('(2,3):(-3,1)+3', '(2,3):(-3,-1)+5')
+
+    Semantics: ``torch.flip``: same shape and values, but PyTorch copies (its result is
+    contiguous, offset 0) where this is a view with negative strides, as NumPy's
+    ``np.flip``."""
+    if isinstance(dims, (str, bytes)) or not isinstance(dims, Sequence):
+        raise LayoutTypeError(f"flip: dims must be a tuple of ints, not {type(dims).__name__} (got "
+                              f"dims={dims!r}, layout {layout}); pass e.g. dims=({dims!r},).")
+    canon = tuple(canonical_dim(_index("flip", f"dims[{i}]", d), layout.ndim, op="flip", layout=layout)
+                  for i, d in enumerate(dims))
+    for d in canon:
+        if canon.count(d) > 1:
+            raise LayoutError(f"flip: dim {d} appears multiple times in the list of dims (got "
+                              f"dims={list(dims)}, layout {layout}); give each dim once.")
+    if layout.ndim == 0 or not canon:
+        return layout
+    strides = tuple(-s if d in canon else s for d, s in enumerate(layout.strides))
+    delta = 0 if layout.is_empty else sum((layout.shape[d] - 1) * layout.strides[d] for d in set(canon))
+    return _trusted(layout.shape, strides, _shifted_offset("flip", layout, delta))
+
+
+def fliplr(layout: Layout) -> Layout:
+    """Reverse dim 1 (left/right); a view. Semantics: ``torch.fliplr`` (which copies).
+
+    Raises:
+      LayoutError: rank < 2.
+    Example:
+      >>> str(fliplr(Layout((2, 3), (3, 1))))
+      '(2,3):(3,-1)+2'"""
+    if layout.ndim < 2:
+        raise LayoutError(f"fliplr: Input must be >= 2-d (got layout {layout} of rank {layout.ndim}); "
+                          "use flip(x, (0,)) for a 1-d array.")
+    return flip(layout, (1,))
+
+
+def flipud(layout: Layout) -> Layout:
+    """Reverse dim 0 (up/down); a view. Semantics: ``torch.flipud`` (which copies).
+
+    Raises:
+      LayoutError: rank 0.
+    Example:
+      >>> str(flipud(Layout((2, 3), (3, 1))))
+      '(2,3):(-3,1)+3'"""
+    if layout.ndim < 1:
+        raise LayoutError(f"flipud: Input must be >= 1-d (got layout {layout} of rank 0).")
+    return flip(layout, (0,))
 
 
 def reverse_dims(layout: Layout) -> Layout:

@@ -79,14 +79,16 @@ def shapes(min_rank: int = 0, max_rank: int = MAX_RANK, max_extent: int = MAX_EX
 
 @st.composite
 def layouts(draw, *, min_rank: int = 0, max_rank: int = MAX_RANK, max_extent: int = MAX_EXTENT,
-            max_stride: int = 7, max_offset: int = 5, kinds: tuple[str, ...] | None = None) -> Layout:
+            max_stride: int = 7, max_offset: int = 5, kinds: tuple[str, ...] | None = None,
+            negative: bool = False) -> Layout:
     """``Layout`` records with varied strides; extents, strides and offset in elements.
 
     ``kinds`` restricts the stride pattern: ``"contiguous"`` (row-major; size-1 dims may
     carry any stride, which PyTorch ignores), ``"permuted"`` (a permutation of a dense
     layout), ``"sliced"`` (every dim of a larger dense array sliced with a step),
     ``"broadcast"`` (dense, some strides set to 0) and ``"random"`` (independent strides
-    ``0..max_stride``, often overlapping)."""
+    ``0..max_stride``, often overlapping). With ``negative``, some strides change sign (a
+    NumPy-style reversed dim) and the offset rises so that the lowest index stays >= 0."""
     shape = draw(shapes(min_rank, max_rank, max_extent))
     r = len(shape)
     kind = draw(st.sampled_from(kinds or ("contiguous", "permuted", "sliced", "broadcast", "random")))
@@ -110,7 +112,12 @@ def layouts(draw, *, min_rank: int = 0, max_rank: int = MAX_RANK, max_extent: in
     if kind in ("contiguous", "permuted") and draw(st.booleans()):
         strides = tuple(draw(st.integers(0, max_stride)) if n == 1 else s
                         for n, s in zip(shape, strides, strict=True))
-    return Layout(shape, strides, draw(st.integers(0, max_offset)))
+    offset = draw(st.integers(0, max_offset))
+    if negative:
+        strides = tuple(-s if draw(st.booleans()) else s for s in strides)
+        if 0 not in shape:
+            offset -= sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
+    return Layout(shape, strides, offset)
 
 
 def storage_for(layout: Layout, slack: int = 0, dtype: Any = np.float32) -> np.ndarray:
@@ -570,9 +577,10 @@ def op_chains(draw, *, min_len: int = 1, max_len: int = 4, names: tuple[str, ...
 
 
 @st.composite
-def sliced_permuted_expanded(draw):
+def sliced_permuted_expanded(draw, flips: bool = False):
     """A contiguous array inside a larger storage, sliced with steps (some dims selected
-    away), permuted, and expanded with new stride-0 dims; returns (layout, storage size)."""
+    away), permuted, and expanded with new stride-0 dims; returns (layout, storage size).
+    With ``flips``, some sliced dims are also reversed (negative strides, as ``fs.flip``)."""
     base = Layout.contiguous(tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))))
     offset = draw(st.integers(0, 4))
     shape, strides = [], []
@@ -585,6 +593,9 @@ def sliced_permuted_expanded(draw):
         stop = draw(st.integers(start + 1, n))
         shape.append(len(range(start, stop, step)))
         strides.append(step * s)
+        if flips and draw(st.booleans()):  # reversed: start at the last element, walk back
+            offset += (shape[-1] - 1) * strides[-1]
+            strides[-1] = -strides[-1]
     order = draw(st.permutations(range(len(shape))))
     shape, strides = [shape[i] for i in order], [strides[i] for i in order]
     for _ in range(draw(st.integers(0, 2))):

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import functional_strides as fs
-from functional_strides import Layout, LayoutError, OutOfRangeError
+from functional_strides import Layout, LayoutError, OutOfRangeError, StorageError
+from functional_strides.layout import address_range
 
 
 def small_layouts(max_rank=4, max_extent=4):
@@ -29,7 +30,8 @@ def small_layouts(max_rank=4, max_extent=4):
     [
         (((2, 3), (1,)), "shape (2, 3) has rank 2 but strides (1,) has rank 1"),
         (((2, -3), (3, 1)), "shape[1]=-3 is negative"),
-        (((2, 3), (3, -1)), "strides[1]=-1 is negative"),
+        (((2, 3), (3, -1)), "addresses storage indices -2 to 3: the lowest, offset + "
+                            "sum((size-1)*stride for negative strides) = -2, is below 0"),
         (((2, 3), (3, 1), -1), "offset -1 is negative"),
         (((2.0, 3), (3, 1)), "shape[0]=2.0 is a float, not an integer"),
         (((2, 3), (3, 1.5)), "strides[1]=1.5 is a float, not an integer"),
@@ -39,7 +41,7 @@ def small_layouts(max_rank=4, max_extent=4):
         (("ab", (3, 1)), "shape[0]='a' is a str, not an integer"),
         ((None, ()), "shape must be a sequence of integers"),
     ],
-    ids=["rank", "neg-size", "neg-stride", "neg-offset", "float-size", "float-stride", "bool-size",
+    ids=["rank", "neg-size", "neg-stride-below-0", "neg-offset", "float-size", "float-stride", "bool-size",
          "float-offset", "bool-offset", "str-shape", "none-shape"],
 )
 def test_validation_errors(args, match):
@@ -48,6 +50,40 @@ def test_validation_errors(args, match):
     # a wrong Python type is also a TypeError (as in PyTorch); a wrong value is not
     wrong_type = any(w in match for w in ("not an integer", "is a bool", "must be a sequence"))
     assert isinstance(info.value, TypeError) == wrong_type
+
+
+@pytest.mark.parametrize("shape, strides, offset", [
+    ((3, 4), (-4, 1), 8), ((3, 4), (4, -1), 3), ((2, 3, 4), (-12, 1, -3), 21), ((5,), (-2,), 8),
+    ((0, 4), (-4, 1), 0), ((1, 4), (-9, 1), 0),
+], ids=["rows", "cols", "mixed", "strided", "empty", "size-1"])
+def test_negative_strides_are_admitted_with_the_lowest_index_at_or_above_0(shape, strides, offset):
+    lay = Layout(shape, strides, offset)
+    idx = lay.indices()
+    if idx.size:  # element (0, ..., 0) sits at the offset; the lowest index is >= 0
+        assert idx.min() >= 0 and lay.required_storage_size == idx.max() + 1
+        assert lay.span == idx.max() - idx.min() and lay.offset + lay.low_reach == idx.min()
+        assert (idx.min(), idx.max()) == address_range(shape, strides, offset)
+    else:
+        assert lay.required_storage_size == 0 and lay.span == 0
+    a = np.lib.stride_tricks.as_strided(np.arange(60)[offset:], shape, tuple(8 * s for s in strides))
+    if idx.size:  # NumPy's flags on the same view (its data pointer at the offset)
+        assert lay.is_contiguous() == a.flags.c_contiguous
+    if idx.size and lay.low_reach < 0:  # one less offset reaches index -1
+        with pytest.raises(StorageError, match=re.escape(f"addresses storage indices -1 to {idx.max() - 1}")):
+            Layout(shape, strides, offset - 1)
+
+
+@pytest.mark.parametrize("shape, strides, contiguous, dense", [
+    ((3, 4), (-4, 1), False, False), ((3, 4), (4, -1), False, False), ((4,), (-1,), False, False),
+    ((2, 3), (-3, -1), False, False), ((1, 3), (-5, 1), True, True), ((3, 1), (1, -2), True, True),
+], ids=["rows", "cols", "1d", "both", "size-1-reversed", "size-1-reversed-inner"])
+def test_contiguity_with_negative_strides(shape, strides, contiguous, dense):
+    """A reversed dim of extent >= 2 is neither C-contiguous (NumPy's flag agrees) nor dense;
+    the stride of a size-1 dim never matters (PyTorch's and NumPy's rule)."""
+    lay = Layout(shape, strides, -Layout(shape, strides, 100).low_reach)
+    assert (lay.is_contiguous(), lay.is_non_overlapping_and_dense()) == (contiguous, dense)
+    a = np.lib.stride_tricks.as_strided(np.arange(24)[lay.offset:], shape, tuple(8 * s for s in strides))
+    assert a.flags.c_contiguous == contiguous
 
 
 def test_normalises_numpy_ints_and_lists():

@@ -126,8 +126,10 @@ def test_seed_examples_on_every_path(case):
 
 # -- HLO: structured layouts never gather --------------------------------------------------
 
-@given(case=sliced_permuted_expanded())
+@given(case=st.one_of(sliced_permuted_expanded(), sliced_permuted_expanded(flips=True)))
 def test_slicing_permutation_and_expansion_compile_without_gather(case):
+    """Flips (negative strides) included: the reversed dims are read forwards and reversed
+    with ``rev``, never gathered."""
     layout, size = case
     assert plan(layout) in ("structured", "empty")
     storage = _storage(size)

@@ -243,7 +243,7 @@ def test_overlaps_reads_concrete_offsets_and_refuses_traced_ones():
 
 
 def test_negative_strides_are_solved_too():
-    """Layouts forbid negative strides, but the solver is written for them (NumPy views)."""
+    """The solver on plain tuples with negative strides (NumPy views, fs.flip) against brute force."""
     rng = random.Random(3)
     for _ in range(300):
         shape = tuple(rng.randint(1, 5) for _ in range(rng.randint(1, 4)))
