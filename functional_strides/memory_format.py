@@ -140,7 +140,8 @@ def format_strides(shape: Shape, fmt: MemoryFormat, *, op: str = "format_strides
 def preserve_strides(layout: Layout) -> Strides:
     """Strides (elements) of a copy of ``layout`` made with ``memory_format=preserve_format``:
     the same strides when the layout is empty or non-overlapping and dense, else dense
-    strides in the order of ``layout``'s strides.
+    strides in the order of ``layout``'s strides (of their absolute values: a reversed dim is
+    copied in its own place, forwards, as NumPy's ``order="K"`` copy does).
 
     Example:
       >>> preserve_strides(Layout((2, 3), (1, 2))), preserve_strides(Layout((2, 3), (6, 2)))
@@ -150,7 +151,7 @@ def preserve_strides(layout: Layout) -> Strides:
     stride inference, ATen ``infer_dense_strides``)."""
     if layout.is_empty or layout.is_non_overlapping_and_dense():
         return layout.strides
-    return dense_strides_like(layout.shape, layout.strides)
+    return dense_strides_like(layout.shape, tuple(abs(s) for s in layout.strides))
 
 
 def copy_strides(layout: Layout, fmt: MemoryFormat, *, op: str = "clone") -> Strides:

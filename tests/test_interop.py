@@ -41,14 +41,16 @@ def _bytes(values) -> np.ndarray:
 # -- from_numpy ------------------------------------------------------------------------------
 @st.composite
 def _numpy_views(draw):
-    """(array, base, byte offset of its element 0 in base): an ``as_strided`` view of a random
-    base buffer, its strides drawn by ``layouts()`` (transposed, sliced, broadcast, overlapping)."""
+    """(array, base, index in base of the lowest element the array reaches): an ``as_strided``
+    view of a random base buffer, its strides drawn by ``layouts()`` (transposed, sliced,
+    broadcast, overlapping), some dims then reversed (negative strides)."""
     layout = draw(layouts(max_rank=4, max_extent=4))
     dtype = _np_dtype(draw(st.sampled_from(NP_DTYPES)))
     base = _random_bytes(draw(st.integers(0, 2**16)), layout.required_storage_size + 3, dtype)
     a = np.lib.stride_tricks.as_strided(base[layout.offset:], layout.shape,
                                         [s * dtype.itemsize for s in layout.strides], writeable=False)
-    return a, base, layout.offset
+    flips = tuple(slice(None, None, -1) if draw(st.booleans()) else slice(None) for _ in layout.shape)
+    return a[flips], base, layout.offset  # some dims reversed: negative strides
 
 
 @settings(max_examples=60, deadline=None)
@@ -60,8 +62,9 @@ def test_from_numpy_keeps_element_strides_values_and_the_reached_span(case):
     assert x.stride() == tuple(s // a.itemsize for s in a.strides)
     np.testing.assert_array_equal(_bytes(x), _bytes(a))
     if a.size:  # the storage is base[start : start + span + 1]: the gaps between elements included
-        span = sum((n - 1) * s for n, s in zip(x.shape, x.stride(), strict=True))
-        assert x.storage_offset() == 0 and x.storage.shape == (span + 1,)
+        span = sum((n - 1) * abs(s) for n, s in zip(x.shape, x.stride(), strict=True))
+        back = sum((n - 1) * -s for n, s in zip(x.shape, x.stride(), strict=True) if s < 0)
+        assert x.storage_offset() == back and x.storage.shape == (span + 1,)
         np.testing.assert_array_equal(_bytes(x.storage), _bytes(base[start:start + span + 1]))
     else:
         assert x.storage.shape == (0,)
@@ -226,3 +229,33 @@ def test_from_dlpack_keeps_the_producers_strides():
     assert fs.from_dlpack(view) is view and fs.from_dlpack(jnp.ones((2, 3))).stride() == (3, 1)
     with pytest.raises(LayoutTypeError, match="no DLPack producer"):
         fs.from_dlpack([1, 2])
+
+
+def test_negative_strides_import_from_numpy_and_dlpack_and_are_refused_by_to_torch():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)[::-1, 1::2]
+    for producer in (a, _Producer(a)):
+        x = fs.from_dlpack(producer)
+        assert (x.stride(), x.storage_offset(), x.tolist()) == ((-4, 2), 8, a.tolist())
+    with pytest.raises(LayoutError, match="to_torch: PyTorch has no negative strides"):
+        fs.to_torch(x)
+    assert fs.to_torch(x.contiguous()).tolist() == a.tolist()
+
+
+def test_without_torch_only_the_examples_that_need_it_are_skipped():
+    """conftest.py skips, when PyTorch is missing, the doctest examples that mention torch and
+    those that use names they bind; the others still run."""
+    import doctest
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("root_conftest", root / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    text = (root / "docs" / "imports.md").read_text()
+    examples = doctest.DocTestParser().get_examples(text)
+    needs = conftest._torch_examples(examples)
+    sources = [ex.source for ex in needs]
+    assert any("import torch" in s for s in sources) and any(s.startswith("x.shape") for s in sources)
+    assert not any("from_numpy" in s or "channels_last" in s for s in sources)
+    assert len(needs) < len(examples) / 2
