@@ -1,5 +1,5 @@
 """Imports and exports that keep the layout: NumPy arrays, PyTorch tensors and DLPack
-producers become ``StridedArray``s with the same strides (in elements), and back.
+producers become ``StridedArray`` objects with the same strides (in elements), and back.
 
 What is copied: JAX owns its buffers, so an import copies, once, the part of the producer's
 buffer that the array reaches (for NumPy, the bytes from its lowest to its highest element;
