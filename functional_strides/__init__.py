@@ -13,6 +13,7 @@ from . import cute as cute
 from . import dtype_views as dtype_views
 from . import interop as interop
 from . import memory_format as memory_format
+from . import numpy as numpy
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
@@ -127,6 +128,7 @@ __all__ = [
     "memory_format",
     "movedim",
     "narrow",
+    "numpy",
     "oracle",
     "overlap",
     "overlaps",

@@ -248,9 +248,7 @@ TABLE: dict[str, tuple[str, str]] = {
     **_group("meta", "x.storage.devices() (JAX places arrays with jax.device_put)", """
         is_cpu is_cuda is_ipu is_maia is_meta is_mkldnn is_mps is_mtia is_vulkan is_xla is_xpu
     """),
-    "itemsize": ("meta", "x.dtype.itemsize"),
     "element_size": ("meta", "x.dtype.itemsize"),
-    "nbytes": ("meta", "x.numel() * x.dtype.itemsize"),
     "is_complex": ("meta", "jnp.issubdtype(x.dtype, jnp.complexfloating)"),
     "is_floating_point": ("meta", "jnp.issubdtype(x.dtype, jnp.floating)"),
     "is_signed": ("meta", "jnp.issubdtype(x.dtype, jnp.signedinteger)"),

@@ -277,6 +277,32 @@ class StridedArray:
         """Element dtype of the storage."""
         return self.storage.dtype
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (``ndarray.itemsize``, ``torch.Tensor.itemsize``)."""
+        return self.storage.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Strides in **bytes**, any sign: ``stride()`` times ``itemsize``.
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> x = from_array(jnp.zeros((2, 3), jnp.float32)).flip(1)
+          >>> x.strides, x.stride()
+          ((12, -4), (3, -1))
+
+        Semantics: ``numpy.ndarray.strides``; PyTorch's ``stride()`` counts elements."""
+        item = self.storage.dtype.itemsize
+        return tuple(s * item for s in self.layout.strides)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements of the view take: ``numel * itemsize`` (elements shared through
+        overlap or stride 0 counted each time). Semantics: ``numpy.ndarray.nbytes``,
+        ``torch.Tensor.nbytes``."""
+        return self.layout.numel * self.storage.dtype.itemsize
+
     def dim(self) -> int:
         """Rank (``torch.Tensor.dim``)."""
         return self.layout.ndim

@@ -13,7 +13,7 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
     "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_lattice", "_typing",
-    "canonical", "errors", "layout", "memory_format", "oracle", "overlap", "views",
+    "_numpy_views", "canonical", "errors", "layout", "memory_format", "oracle", "overlap", "views",
 )
 
 
