@@ -59,7 +59,7 @@ def test_from_numpy_keeps_element_strides_values_and_the_reached_span(case):
     a, base, start = case
     x = fs.from_numpy(a)
     assert x.shape == a.shape and np.dtype(x.dtype) == a.dtype
-    assert x.stride() == tuple(s // a.itemsize for s in a.strides)
+    assert x.stride() == tuple(s // a.itemsize for s in a.strides) and x.strides == a.strides
     np.testing.assert_array_equal(_bytes(x), _bytes(a))
     if a.size:  # the storage is base[start : start + span + 1]: the gaps between elements included
         span = sum((n - 1) * abs(s) for n, s in zip(x.shape, x.stride(), strict=True))
