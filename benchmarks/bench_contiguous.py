@@ -1,7 +1,8 @@
 """Benchmark suite for ``StridedArray.contiguous()``: side by side with the alternatives.
 
 For each case a float32 storage is built, a view is taken through the library's API
-(``permute``, ``t``, ``[::2, ::2]``, ``expand``, ``unfold``, ``diagonal``, ``as_strided``),
+(``permute``, ``t``, ``[::2, ::2]``, ``expand``, ``unfold``, ``diagonal``, ``as_strided``,
+``flip``),
 and these columns are timed in one run, interleaved round by round:
 
 * ``ours``    ``jax.jit(lambda s: StridedArray(s, layout).contiguous().storage.reshape(shape))``:
@@ -11,7 +12,9 @@ and these columns are timed in one run, interleaved round by round:
               (indices not declared sorted or unique);
 * ``native``  the XLA op a JAX user would write on the dense input (``jnp.transpose``,
               slicing, ``jnp.broadcast_to``, ``jnp.diagonal``), where one exists;
-* ``torch``   ``torch.as_strided(t, size, stride, offset).contiguous()`` (CPU);
+* ``torch``   ``torch.as_strided(t, size, stride, offset).contiguous()`` (CPU); a view with
+              negative strides, which PyTorch cannot make, is ``torch.flip`` of the
+              ``as_strided`` view that addresses the same elements forwards;
 * ``numpy``   ``np.ascontiguousarray(np.lib.stride_tricks.as_strided(...))`` (byte strides);
 * ``copy``    a jitted ``jnp.copy`` of a dense array with the output's number of bytes.
 
@@ -192,6 +195,14 @@ def _case_diagonal(small: bool) -> Case:
                        jnp.diagonal, "jnp.diagonal")
 
 
+def _case_flip(small: bool) -> Case:
+    n = 128 if small else 4096
+    return _dense_case("flip_transpose", f"{n}x{n} flipped left-right, every other row, transposed",
+                       (n, n), lambda x: x.flip(1)[::2].t(),
+                       lambda a: jnp.transpose(jnp.flip(a, 1)[::2]), "jnp.flip + slice + jnp.transpose",
+                       "slice")
+
+
 def _case_batch(small: bool) -> Case:
     count, b = (50, 16) if small else (1000, 32)
     storage = _storage(count * b * b)
@@ -216,6 +227,7 @@ CASE_BUILDERS: dict[str, Callable[[bool], Case]] = {
     "ndhwc_to_ncdhw": lambda small: _case_3d(small, False),
     "diagonal": _case_diagonal,
     "batch_small_views": _case_batch,
+    "flip_transpose": _case_flip,
 }
 EXTRA_SECTIONS = ("sweep", "eager")
 
@@ -298,9 +310,16 @@ def _torch_fn(case: Case) -> Callable[[], Any] | None:
     t = torch.from_numpy(case.storage)
     lays = case.layouts
 
+    def one(lay: Layout) -> Any:
+        flipped = [d for d, (n, s) in enumerate(zip(lay.shape, lay.strides, strict=True)) if s < 0 and n > 1]
+        if not flipped:
+            return torch.as_strided(t, lay.shape, lay.strides, lay.offset).contiguous()
+        forwards = torch.as_strided(t, lay.shape, tuple(abs(s) for s in lay.strides),
+                                    lay.offset + lay.low_reach)
+        return torch.flip(forwards, flipped)  # PyTorch's flip copies into a contiguous tensor
+
     def f():
-        return _stack([torch.as_strided(t, lay.shape, lay.strides, lay.offset).contiguous()
-                       for lay in lays], torch.stack)
+        return _stack([one(lay) for lay in lays], torch.stack)
     return f
 
 

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 from . import _numpy_views as rules
 from .errors import LayoutError, ViewError
 from .layout import Layout, _trusted
-from .strided import StridedArray, _check_range, from_array
+from .strided import StridedArray, _check_range, _over_batch, from_array
 
 __all__ = [
     "as_strided",
@@ -59,10 +59,12 @@ def _wrap(a: Any) -> StridedArray:
     return a if isinstance(a, StridedArray) else from_array(a)
 
 
-def _dense(values: Any, shape: tuple[int, ...], order: str) -> StridedArray:
-    """A copy: ``values`` (shape ``shape``) over a fresh storage laid out in ``order``."""
-    flat = jnp.ravel(values, order=order)
-    return StridedArray._wrap(flat, Layout.contiguous(shape, order))
+def _copy(x: StridedArray, fn: Any, shape: tuple[int, ...], order: str) -> StridedArray:
+    """A copy: ``fn`` of ``x``'s values (shape ``x.shape`` -> ``shape``) over a fresh storage
+    laid out in ``order``; a batched ``x`` gives one storage per item (``fn`` is mapped)."""
+    item = lambda v: jnp.ravel(fn(v), order=order)  # noqa: E731
+    flat = _over_batch(item, len(x.batch_shape))(jnp.asarray(x))
+    return StridedArray(flat, Layout.contiguous(shape, order), batched=bool(x.batch_shape))
 
 
 def shares_memory(a: StridedArray, b: StridedArray) -> bool:
@@ -272,8 +274,8 @@ def flip(m: Any, axis: Any = None) -> StridedArray:
     Semantics: ``numpy.flip``."""
     x = _wrap(m)
     view = x._view(rules.flip(x.layout, axis))
-    if x.ndim == 0 and not x.batch_shape:  # NumPy indexes a 0-d array with (): a scalar, a copy
-        return _dense(jnp.asarray(view), (), "C")
+    if x.ndim == 0:  # NumPy indexes a 0-d array with (): a scalar, a copy
+        return _copy(view, lambda v: v, (), "C")
     return view
 
 
@@ -337,7 +339,7 @@ def reshape(a: Any, /, shape: Any, order: str = "C", *, copy: bool | None = None
     if copy is False:
         raise ViewError(f"reshape: Unable to avoid creating a copy while reshaping (layout {x.layout} to "
                         f"shape {target} in order {order!r}); pass copy=None to allow the copy.")
-    return _dense(jnp.reshape(jnp.asarray(x), target, order=order), target, order)
+    return _copy(x, lambda v: jnp.reshape(v, target, order=order), target, order)
 
 
 def ravel(a: Any, order: str = "C") -> StridedArray:
@@ -364,8 +366,7 @@ def ravel(a: Any, order: str = "C") -> StridedArray:
     how, kind = rules.ravel_strides(x.layout, _order("ravel", order, "CFAK"))
     if kind == "view":
         return x._view(_trusted((x.layout.numel,), how, x.layout.offset))
-    values = jnp.transpose(jnp.asarray(x), how) if how else jnp.asarray(x)
-    return _dense(values.reshape(-1), (x.layout.numel,), "C")
+    return _copy(x, lambda v: jnp.transpose(v, how).reshape(-1), (x.layout.numel,), "C")
 
 
 # -- indexing --------------------------------------------------------------------------------------
@@ -394,6 +395,6 @@ def getitem(a: Any, key: Any) -> StridedArray:
     ``StridedArray`` keeps PyTorch's rules (no negative steps)."""
     x = _wrap(a)
     view = x._view(rules.getitem(x.layout, key))
-    if rules.is_scalar_index(x.layout, key) and not x.batch_shape:  # NumPy returns a scalar: a copy
-        return _dense(jnp.asarray(view), (), "C")
+    if rules.is_scalar_index(x.layout, key):  # NumPy returns a scalar: a copy
+        return _copy(view, lambda v: v, (), "C")
     return view

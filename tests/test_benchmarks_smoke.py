@@ -15,7 +15,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "bench_contiguous.py"
 CASES = ("nchw_to_nhwc", "transpose", "slice_every_other", "expand_row", "frame_signal",
-         "attention_heads", "ncdhw_to_ndhwc", "ndhwc_to_ncdhw", "diagonal", "batch_small_views")
+         "attention_heads", "ncdhw_to_ndhwc", "ndhwc_to_ncdhw", "diagonal", "batch_small_views",
+         "flip_transpose")
 NO_NATIVE = {"frame_signal"}  # no single XLA op frames a signal
 EAGER_OPS = ("permute", "view", "getitem", "unfold")
 HAS_TORCH = importlib.util.find_spec("torch") is not None

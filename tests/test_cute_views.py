@@ -42,8 +42,11 @@ def test_to_layout_flattens_the_hierarchy_in_mode_order():
 def test_to_layout_errors():
     with pytest.raises(LayoutError, match=re.escape("a ComposedLayout (swizzle) is not a strided layout")):
         cute.to_layout(cute.composition(cute.Swizzle(1, 0, 1), Layout(4)))
-    with pytest.raises(LayoutError, match="negative"):
-        cute.to_layout(Layout(4, -1), offset=3)
+    with pytest.raises(LayoutError, match=re.escape("addresses storage indices -1 to 2")):
+        cute.to_layout(Layout(4, -1), offset=2)  # a negative stride needs room below the offset
+    flat = cute.to_layout(Layout(4, -1), offset=3)
+    assert (flat.shape, flat.strides, flat.offset) == ((4,), (-1,), 3)
+    assert flat.indices().tolist() == [3, 2, 1, 0]
 
 
 def _blocks(a, tiles):

@@ -81,6 +81,8 @@ def test_reads_through_negative_strides_match_the_oracle_on_every_path(layout, s
 def test_writes_through_negative_strides_match_the_oracle(layout, mode, method):
     storage = storage_for(layout, 2)
     src = np.arange(1, layout.numel + 1, dtype=np.float32).reshape(layout.shape) * 10
+    if mode == "mul":  # products of powers of two are exact in any order, and never overflow here
+        src = 2.0 ** (np.arange(layout.numel, dtype=np.float32).reshape(layout.shape) % 2)
     expect = oracle.scatter(storage, layout, src, mode)
     try:
         got = scatter.write(jnp.asarray(storage), layout, src, mode=mode, overlap="last", method=method)
@@ -215,6 +217,15 @@ def test_flip_of_a_traced_view_moves_the_offset_under_jit():
     assert f(jnp.int32(1)).tolist() == [[6.0, 5.0, 4.0], [3.0, 2.0, 1.0]]
 
 
+def test_traced_indices_into_a_flipped_view_move_the_offset_backwards():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4)).flip(0, 1)
+    row = jax.jit(lambda i: jnp.asarray(x[i]))
+    cols = jax.jit(lambda i: jnp.asarray(x.narrow(1, i, 2)))
+    for i in (0, 2, -1):
+        assert row(jnp.int32(i)).tolist() == x[i].tolist()
+    assert cols(jnp.int32(1)).tolist() == x.narrow(1, 1, 2).tolist() == [[10.0, 9.0], [6.0, 5.0], [2.0, 1.0]]
+
+
 # -- PyTorch entry points keep PyTorch's refusals ---------------------------------------------------
 
 def test_pytorch_entry_points_still_refuse_negative_strides():
@@ -231,3 +242,20 @@ def test_pytorch_entry_points_still_refuse_negative_strides():
         fs.as_strided(x, (3,), (-1,), 2)
     with pytest.raises(LayoutError, match="as_strided: negative strides are not supported"):
         x.flip(0).as_strided((3,), (-1,), 2)
+
+
+# -- explain shows them ---------------------------------------------------------------------------
+
+def test_explain_draws_a_flipped_view_and_names_its_forward_twin():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4)).flip(0)[:, 1::2]
+    e = fs.explain(x, show=False)
+    assert e.section("title").startswith("layout (3,2):(-4,2)+9 (StridedArray); storage of 12 elements")
+    assert e.indices.tolist() == [9, 11, 5, 7, 1, 3] == np.asarray(x).astype(int).ravel().tolist()
+    facts = e.section("facts")
+    assert "contiguous (row-major, PyTorch's is_contiguous): no" in facts
+    assert "non-overlapping and dense (a permutation of dims is contiguous): no" in facts
+    plans = " ".join(e.section("plans").split())
+    assert "negative strides on dims [0] (read forwards from the lowest index, then reversed" in plans
+    assert "fs.flip(fs.as_strided(storage, (3, 2), (4, 2), 1), (0,)) is the same view" in plans
+    assert fs.flip(fs.as_strided(x.storage, (3, 2), (4, 2), 1), (0,)).layout == x.layout
+    assert "read plan (fs.plan): structured" in plans

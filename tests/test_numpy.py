@@ -278,6 +278,22 @@ def test_refusals_name_numpys_reason(call, message):
         call(jnp.arange(12).reshape(3, 4))
 
 
+def test_batched_arrays_view_and_copy_item_by_item():
+    storage = np.arange(24, dtype=np.float32).reshape(2, 12)
+    x = fs.StridedArray(jnp.asarray(storage), Layout((3, 4), (4, 1)), batched=True)
+    items = [storage[b].reshape(3, 4) for b in range(2)]
+    for fn, np_fn in [(lambda v: fnp.ravel(fnp.getitem(v, np.s_[::-1, ::2])),
+                       lambda a: np.ravel(a[::-1, ::2])),
+                      (lambda v: fnp.reshape(fnp.transpose(v), 12), lambda a: np.reshape(a.T, 12)),
+                      (lambda v: fnp.reshape(fnp.transpose(v), (2, 6), order="F"),
+                       lambda a: np.reshape(a.T, (2, 6), order="F")),
+                      (lambda v: fnp.getitem(v, (1, -1)), lambda a: np.array(a[1, -1])),
+                      (lambda v: fnp.rot90(v, 3), lambda a: np.rot90(a, 3))]:
+        got = fn(x)
+        assert got.batch_shape == (2,)
+        np.testing.assert_array_equal(np.asarray(got), np.stack([np_fn(a) for a in items]))
+
+
 # -- StridedArray.strides / itemsize / nbytes ------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.int32, np.float32, np.complex64, np.bool_])
