@@ -61,7 +61,10 @@ def _jax_dtype(dtype: np.dtype, op: str) -> None:
 
 
 def _copy_to_jax(flat: np.ndarray) -> jax.Array:
-    """One copy of the 1-D NumPy buffer ``flat`` into a JAX array (never an alias of it)."""
+    """One copy of the 1-D NumPy buffer ``flat`` into a JAX array (never an alias of it);
+    a non-native byte order (``>f4`` on a little-endian machine) is swapped on the way."""
+    if not flat.dtype.isnative:
+        flat = flat.astype(flat.dtype.newbyteorder("="))
     return jnp.array(flat, copy=True)
 
 

@@ -83,8 +83,9 @@ _ROW = np.arange(3.0, dtype=np.float32)
 
 
 @pytest.mark.parametrize("a", [np.float32(2.5), np.array(7, np.int16), np.zeros((0, 3), np.float32),
-                               np.zeros((3, 0), np.float32).T, np.broadcast_to(_ROW, (4, 3))],
-                         ids=["scalar", "0-d", "empty", "empty-T", "broadcast"])
+                               np.zeros((3, 0), np.float32).T, np.broadcast_to(_ROW, (4, 3)),
+                               np.arange(6, dtype=">f4").reshape(2, 3).T],
+                         ids=["scalar", "0-d", "empty", "empty-T", "broadcast", "big-endian"])
 def test_from_numpy_of_scalars_empty_and_broadcast_arrays(a):
     x = fs.from_numpy(a)
     a = np.asarray(a)
