@@ -31,3 +31,50 @@ def _doctest_names(doctest_namespace):
     ``import jax.numpy as jnp``: ``fs`` (``import functional_strides as fs``), ``views``,
     ``jnp``, ``np`` and ``jax``."""
     doctest_namespace.update(fs=fs, views=views, jnp=jnp, np=np, jax=jax)
+
+
+def _torch_examples(examples) -> list:
+    """The doctest examples that need PyTorch: those that mention ``torch`` and, in order,
+    those that use a name bound by one of them (read with ``ast``)."""
+    import ast
+
+    tainted: set[str] = set()
+    found = []
+    for ex in examples:
+        try:
+            tree = ast.parse(ex.source)
+        except SyntaxError:
+            continue
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        if "torch" in ex.source or used & tainted:
+            found.append(ex)
+            tainted |= {n.id for n in ast.walk(tree)
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            tainted |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                        if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return found
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without PyTorch (the parity extra), skip the doctest examples that need it (see
+    ``_torch_examples``), and whole doctests made only of them; with
+    FUNCTIONAL_STRIDES_REQUIRE_TORCH=1 (CI) they all run."""
+    import doctest
+    import importlib.util
+
+    import pytest
+    from _pytest.doctest import DoctestItem
+
+    required = os.environ.get("FUNCTIONAL_STRIDES_REQUIRE_TORCH") == "1"
+    if importlib.util.find_spec("torch") is not None or required:
+        return
+    skip = pytest.mark.skip(reason='PyTorch is not installed; this example needs it: '
+                                   'python -m pip install -e ".[test,parity]"')
+    for item in items:
+        if not isinstance(item, DoctestItem):
+            continue
+        needs = _torch_examples(item.dtest.examples)
+        for ex in needs:
+            ex.options[doctest.SKIP] = True
+        if needs and len(needs) == len(item.dtest.examples):
+            item.add_marker(skip)

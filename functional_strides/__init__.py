@@ -10,12 +10,17 @@ from . import _pytree as _pytree  # registers Layout as a pytree
 from . import _traced as _traced  # offset arithmetic on traced values, for the view algebra
 from . import ascend as ascend
 from . import cute as cute
+from . import dtype_views as dtype_views
+from . import interop as interop
+from . import memory_format as memory_format
 from . import numpy as numpy
 from . import oracle as oracle
 from . import overlap as overlap
 from . import scatter as scatter
 from . import sharded as sharded
 from . import views as views
+from .dtype_views import view_as_complex as view_as_complex
+from .dtype_views import view_as_real as view_as_real
 from .errors import IndexTypeError as IndexTypeError
 from .errors import LayoutError as LayoutError
 from .errors import LayoutTypeError as LayoutTypeError
@@ -25,11 +30,20 @@ from .errors import StorageError as StorageError
 from .errors import ViewError as ViewError
 from .explain import Explanation as Explanation
 from .explain import explain as explain
+from .interop import from_dlpack as from_dlpack
+from .interop import from_numpy as from_numpy
+from .interop import from_torch as from_torch
+from .interop import to_torch as to_torch
 from .layout import Layout as Layout
 from .layout import contiguous_strides as contiguous_strides
 from .lowering import METHODS as METHODS
 from .lowering import materialize as materialize
 from .lowering import read_plan as read_plan
+from .memory_format import MemoryFormat as MemoryFormat
+from .memory_format import channels_last as channels_last
+from .memory_format import channels_last_3d as channels_last_3d
+from .memory_format import contiguous_format as contiguous_format
+from .memory_format import preserve_format as preserve_format
 from .ops import T as T
 from .ops import as_strided_scatter as as_strided_scatter
 from .ops import broadcast_to as broadcast_to
@@ -77,6 +91,7 @@ __all__ = [
     "LayoutError",
     "LayoutTypeError",
     "METHODS",
+    "MemoryFormat",
     "OutOfRangeError",
     "OverlapError",
     "StorageError",
@@ -87,13 +102,17 @@ __all__ = [
     "as_strided_scatter",
     "ascend",
     "broadcast_to",
+    "channels_last",
+    "channels_last_3d",
     "chunk",
     "clone",
     "contiguous",
+    "contiguous_format",
     "contiguous_strides",
     "cute",
     "diagonal",
     "diagonal_scatter",
+    "dtype_views",
     "expand",
     "expand_as",
     "explain",
@@ -102,8 +121,13 @@ __all__ = [
     "fliplr",
     "flipud",
     "from_array",
+    "from_dlpack",
+    "from_numpy",
+    "from_torch",
+    "interop",
     "mT",
     "materialize",
+    "memory_format",
     "movedim",
     "narrow",
     "numpy",
@@ -111,6 +135,7 @@ __all__ = [
     "overlap",
     "overlaps",
     "permute",
+    "preserve_format",
     "read_plan",
     "reshape",
     "scatter",
@@ -122,12 +147,15 @@ __all__ = [
     "split",
     "squeeze",
     "t",
+    "to_torch",
     "transpose",
     "unbind",
     "unflatten",
     "unfold",
     "unsqueeze",
     "view",
+    "view_as_complex",
+    "view_as_real",
     "views",
     "write_plan",
 ]

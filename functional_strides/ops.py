@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import memory_format as memory_format_module
 from . import views
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutTypeError
@@ -162,13 +163,14 @@ def unbind(x: Any, /, dim: int = 0) -> tuple[StridedArray, ...]:
 
 
 @_shares_doc(StridedArray.contiguous)
-def contiguous(x: Any, /, *, out_sharding: Any = None) -> StridedArray:
-    return from_array(x).contiguous(out_sharding=out_sharding)
+def contiguous(x: Any, /, memory_format: Any = memory_format_module.contiguous_format, *,
+               out_sharding: Any = None) -> StridedArray:
+    return from_array(x).contiguous(memory_format, out_sharding=out_sharding)
 
 
 @_shares_doc(StridedArray.clone)
-def clone(x: Any, /) -> StridedArray:
-    return from_array(x).clone()
+def clone(x: Any, /, memory_format: Any = memory_format_module.preserve_format) -> StridedArray:
+    return from_array(x).clone(memory_format)
 
 
 def _writable_base(x: StridedArray) -> StridedArray:

@@ -15,9 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _tensor_names, sharded, views
+from . import memory_format as memory_format_module
 from ._docs import shares_doc as _shares_doc
 from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, check_in_storage, dense_strides_like, is_static_offset, is_traced
+from .layout import Layout, _trusted, check_in_storage, is_static_offset, is_traced
 from .lowering import materialize
 from .scatter import check_src, write
 
@@ -89,6 +90,8 @@ def _is_dtype_request(value: Any) -> bool:
     not a size (an int, a NumPy or JAX integer, a tuple of them)."""
     if isinstance(value, (int, tuple, list, type(None), np.generic)):
         return False
+    if type(value).__name__ == "dtype" and type(value).__module__.startswith("torch"):
+        return True
     if not isinstance(value, type) and hasattr(value, "__index__"):
         return False
     return _is_dtype(value)
@@ -321,9 +324,26 @@ class StridedArray:
             return int(offset)  # a concrete scalar, e.g. returned by a jitted function
         return offset
 
-    def is_contiguous(self) -> bool:
-        """PyTorch's C-contiguity of the layout (``torch.Tensor.is_contiguous``)."""
-        return self.layout.is_contiguous()
+    def is_contiguous(self, memory_format: Any = memory_format_module.contiguous_format) -> bool:
+        """PyTorch's contiguity of the layout in ``memory_format`` (default: C-contiguity).
+
+        Args:
+          memory_format: ``fs.contiguous_format`` (or ``fs.preserve_format``, the same answer),
+            ``fs.channels_last`` (rank 4, NHWC order), ``fs.channels_last_3d`` (rank 5); PyTorch's
+            own ``torch.channels_last`` etc. are accepted. A channels-last format on another
+            rank answers False, as in PyTorch.
+        Raises:
+          LayoutTypeError: ``memory_format`` is not a memory format.
+        Example:
+          >>> import jax.numpy as jnp, functional_strides as fs
+          >>> x = fs.from_array(jnp.zeros((2, 4, 5, 3))).permute(0, 3, 1, 2)    # NHWC data, NCHW dims
+          >>> x.stride(), x.is_contiguous(), x.is_contiguous(memory_format=fs.channels_last)
+          ((60, 1, 15, 3), False, True)
+
+        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``; see
+        :func:`functional_strides.memory_format.is_contiguous_as`."""
+        fmt = memory_format_module.as_memory_format(memory_format, "is_contiguous")
+        return memory_format_module.is_contiguous_as(self.layout, fmt)
 
     def tolist(self) -> Any:
         """Values as nested Python lists (``torch.Tensor.tolist``)."""
@@ -448,50 +468,72 @@ class StridedArray:
     locals().update({name: _operator(name) for name in _OPERATORS})
 
     # -- materialisation ------------------------------------------------------------------
-    def contiguous(self, *, out_sharding: Any = None) -> StridedArray:
-        """The input itself when already contiguous (whatever its offset) and no
-        ``out_sharding`` is asked for, else a copy over fresh row-major storage of ``numel``
-        elements (offset 0).
+    def contiguous(self, memory_format: Any = memory_format_module.contiguous_format, *,
+                   out_sharding: Any = None) -> StridedArray:
+        """The input itself when already contiguous in ``memory_format`` (whatever its offset)
+        and no ``out_sharding`` is asked for, else a copy over fresh storage of ``numel``
+        elements, offset 0, with that format's strides.
 
-        Forms: ``x.contiguous(out_sharding=None)``, ``fs.contiguous(x, out_sharding=None)``.
-        The copy compiles to XLA with index arithmetic generated in the graph (see
-        :func:`functional_strides.materialize` and :func:`functional_strides.read_plan` for the
-        program chosen); batched arrays copy every item. A 1-D storage sharded across devices
-        (a ``NamedSharding`` over its only axis) is read so that each device receives only the
-        elements its part of the output needs (see docs/sharding.md); the values are sharded
-        along the view's outermost dim that the device count divides, and the new storage is
-        their flattening.
+        Forms: ``x.contiguous(memory_format=fs.contiguous_format, *, out_sharding=None)``,
+        ``fs.contiguous(x, ...)``. The copy compiles to XLA with index arithmetic generated in
+        the graph (see :func:`functional_strides.materialize` and
+        :func:`functional_strides.read_plan` for the program chosen); batched arrays copy every
+        item. A 1-D storage sharded across devices (a ``NamedSharding`` over its only axis) is
+        read so that each device receives only the elements its part of the output needs (see
+        docs/sharding.md); the values are sharded along the view's outermost dim that the
+        device count divides, and the new storage is their flattening.
 
         Args:
+          memory_format: ``fs.contiguous_format`` (row-major, the default), ``fs.channels_last``
+            (rank 4: NCHW stored as NHWC) or ``fs.channels_last_3d`` (rank 5: NDHWC); PyTorch's
+            ``torch.channels_last`` etc. are accepted. ``fs.preserve_format`` returns the input
+            when C-contiguous and is refused otherwise, as in PyTorch.
           out_sharding: a ``jax.sharding.NamedSharding`` for the values (shape ``x.shape``):
             the new storage holds them flattened, sharded in blocks when ``out_sharding``
             shards dim 0. Inside ``jit`` it names the mesh axis the storage is sharded over.
+            Row-major only.
         Returns:
-          A ``StridedArray`` with ``is_contiguous()`` true, of the input's dtype.
+          A ``StridedArray`` with ``is_contiguous(memory_format=memory_format)`` true, of the
+          input's dtype.
         Raises:
+          LayoutError: a channels-last format on the wrong rank ("required rank 4 tensor");
+            ``preserve_format`` on a non-contiguous array; ``out_sharding`` with another
+            format than ``contiguous_format``, or on a batched array (shard the batch axis).
+          LayoutTypeError: ``memory_format`` is not a memory format, or ``out_sharding`` is
+            not a ``NamedSharding``.
           StorageError: storage indices exceed int32 while ``jax_enable_x64`` is off.
-          LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
-          LayoutError: a batched array with ``out_sharding`` (shard the batch axis instead).
         Example:
           >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
           >>> y = x.contiguous()
           >>> y.stride(), y.storage.tolist()
           ((2, 1), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+          >>> images = fs.from_array(jnp.arange(24.0).reshape(1, 2, 3, 4))
+          >>> z = images.contiguous(memory_format=fs.channels_last)
+          >>> z.stride(), z.storage[:4].tolist(), z.tolist() == images.tolist()
+          ((24, 1, 8, 2), [0.0, 12.0, 1.0, 13.0], True)
           >>> from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
           >>> mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
           >>> x.contiguous(out_sharding=NamedSharding(mesh, P("x"))).tolist()
           [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
 
-        Semantics: ``torch.Tensor.contiguous``; ``out_sharding`` as in ``jax.jit``."""
+        Semantics: ``torch.Tensor.contiguous(memory_format=...)``; ``out_sharding`` as in
+        ``jax.jit``."""
+        fmt = memory_format_module.as_memory_format(memory_format, "contiguous")
         if out_sharding is not None:
+            if fmt is not memory_format_module.contiguous_format:
+                raise LayoutError(f"contiguous: out_sharding gives row-major values, not {fmt} (layout "
+                                  f"{self.layout}); call contiguous(out_sharding=...) and then "
+                                  f"contiguous(memory_format={fmt}).")
             return self._contiguous_sharded(out_sharding)
-        if self.layout.is_contiguous():
+        if memory_format_module.is_contiguous_as(self.layout, fmt):
             return self
-        if sharded.partition(self.storage) is not None:
+        if fmt is memory_format_module.preserve_format:
+            raise LayoutError(f"contiguous: preserve memory format is unsupported by the contiguous "
+                              f"operator (layout {self.layout} is not contiguous); use clone("
+                              "memory_format=fs.preserve_format) to copy with this layout's dim order.")
+        if fmt is memory_format_module.contiguous_format and sharded.partition(self.storage) is not None:
             return self._contiguous_sharded(None)
-        dense = _materialize(self.storage, self.layout)
-        flat = dense.reshape(*self.batch_shape, self.numel())
-        return StridedArray._wrap(flat, Layout.contiguous(self.shape))
+        return self._copy_with_strides(memory_format_module.format_strides(self.shape, fmt, op="contiguous"))
 
     def _contiguous_sharded(self, out_sharding: Any) -> StridedArray:
         if self.batch_shape:
@@ -511,28 +553,41 @@ class StridedArray:
         out = np.asarray(_materialize(self.storage, self.layout))
         return out if dtype is None else out.astype(dtype)
 
-    def clone(self) -> StridedArray:
-        """A copy over fresh storage of ``numel`` elements, offset 0, with PyTorch's
-        ``preserve_format`` strides: the same strides when the layout is empty or
-        non-overlapping and dense, else dense strides in the order of the input's strides
-        (:func:`functional_strides.layout.dense_strides_like`).
+    def clone(self, memory_format: Any = memory_format_module.preserve_format) -> StridedArray:
+        """A copy over fresh storage of ``numel`` elements, offset 0, with the strides of
+        ``memory_format``. The default ``preserve_format`` keeps the strides when the layout is
+        empty or non-overlapping and dense, else gives dense strides in the order of the
+        input's strides (:func:`functional_strides.layout.dense_strides_like`).
 
-        Forms: ``x.clone()``, ``fs.clone(x)``.
+        Forms: ``x.clone(memory_format=fs.preserve_format)``, ``fs.clone(x, memory_format)``.
 
+        Args:
+          memory_format: ``fs.preserve_format`` (default), ``fs.contiguous_format``,
+            ``fs.channels_last`` (rank 4) or ``fs.channels_last_3d`` (rank 5); PyTorch's own
+            objects are accepted.
         Returns:
           A ``StridedArray`` over a new storage, of the input's dtype.
         Raises:
+          LayoutError: a channels-last format on the wrong rank.
+          LayoutTypeError: ``memory_format`` is not a memory format.
           StorageError: storage indices exceed int32 while ``jax_enable_x64`` is off.
         Example:
           >>> x = fs.from_array(jnp.arange(6.0).reshape(2, 3)).t()
           >>> y = x.clone()
           >>> y.stride(), y.storage_offset(), y.storage.tolist()
           ((1, 3), 0, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+          >>> x.clone(memory_format=fs.contiguous_format).stride()
+          (2, 1)
 
-        Semantics: ``torch.Tensor.clone`` (``memory_format=torch.preserve_format``)."""
+        Semantics: ``torch.Tensor.clone(memory_format=...)``."""
+        fmt = memory_format_module.as_memory_format(memory_format, "clone")
+        return self._copy_with_strides(memory_format_module.copy_strides(self.layout, fmt, op="clone"))
+
+    def _copy_with_strides(self, strides: tuple[int, ...]) -> StridedArray:
+        """The values of this array over fresh storage of ``numel`` elements laid out with
+        ``strides`` (a dense permutation for this shape), offset 0."""
         lay = self.layout
-        keep = lay.is_empty or lay.is_non_overlapping_and_dense()
-        out = Layout(lay.shape, lay.strides if keep else dense_strides_like(lay.shape, lay.strides), 0)
+        out = Layout(lay.shape, strides, 0)
         order = sorted(range(lay.ndim), key=lambda d: (-out.strides[d], d))
         dense = _materialize(self.storage, views.permute(lay, order))
         return StridedArray._wrap(dense.reshape(*self.batch_shape, lay.numel), out)
@@ -603,9 +658,9 @@ class StridedArray:
     @_shares_doc(views.view)
     def view(self, *shape: Any) -> StridedArray:
         if len(shape) == 1 and _is_dtype_request(shape[0]):
-            raise LayoutError(
-                f"view: view(dtype) (reinterpreting the bits as {shape[0]}) is not supported (layout "
-                f"{self.layout}); use jax.lax.bitcast_convert_type(jnp.asarray(x), dtype).")
+            from .dtype_views import view_dtype
+
+            return view_dtype(self, shape[0])
         return self._view(views.view(self.layout, _shape_args(shape)))
 
     def reshape(self, *shape: Any) -> StridedArray:

@@ -279,7 +279,10 @@ def _explain_view(layout: Layout, new_shape: Shape) -> str:
 def view(layout: Layout, shape: Sequence[Any]) -> Layout:
     """A view of the same elements with a new ``shape`` (one ``-1`` inferred); never copies.
 
-    Forms: ``x.view(*shape)``, ``fs.view(x, shape)``, ``views.view(layout, shape)``.
+    Forms: ``x.view(*shape)``, ``fs.view(x, shape)``, ``views.view(layout, shape)``. The
+array forms also take a dtype, ``x.view(dtype)`` (a NumPy/JAX dtype, a name or a
+``torch.dtype``): the same bytes read as ``dtype`` with PyTorch's rules, shape and strides,
+over a bitcast copy of the storage (``functional_strides.dtype_views.view_dtype``).
 
     Args:
       shape: target extents, ints (one may be -1); ``prod(shape) == numel``.

@@ -13,8 +13,8 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
     "_checks", "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_docs",
-    "_lattice", "_numpy_views", "_strategies", "_typing", "canonical", "errors", "layout", "oracle",
-    "overlap", "views",
+    "_lattice", "_numpy_views", "_strategies", "_typing", "canonical", "errors", "layout", "memory_format",
+    "oracle", "overlap", "views",
 )
 
 

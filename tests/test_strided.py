@@ -285,8 +285,9 @@ def test_python_protocols_and_helpful_refusals():
         x.item()
     with pytest.raises(TypeError, match=re.escape("x.at[key].set(value)")):
         x[0] = 1.0
-    with pytest.raises(fs.LayoutError, match=re.escape("view(dtype)")):
-        x.view(jnp.int32)
+    assert x.view(jnp.int32).stride() == (4, 1)  # a dtype view (see test_dtype_views.py)
+    with pytest.raises(fs.ViewError, match=re.escape("self.stride(-1) must be 1 to view float32 as int16")):
+        x.t().view(jnp.int16)
     with pytest.raises(fs.LayoutError, match="not a view index"):
         x[np.ones((3, 4), bool)]
     # a 1-D storage has no batch axis to map: JAX refuses before any element is split off
