@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from functional_strides import Layout
-from functional_strides.scatter import write
+from functional_strides._scatter import write
 
 try:
     import torch

@@ -16,7 +16,7 @@ dim the device count divides):
   output sharding: one element gather, partitioned by XLA.
 
 Write cases (``frames_add``, ``rows_set``) compare ``fs.sharded.write_program`` (what
-``x.at[...]`` runs) with ``fs.scatter.write`` under ``jit`` with the storage's sharding,
+``x.at[...]`` runs) with ``fs.write`` under ``jit`` with the storage's sharding,
 partitioned by XLA; their output is the new storage, sharded as the old one.
 
 Per column, read from the compiled program: its collective ops, the bytes that cross
@@ -148,7 +148,7 @@ def run_case(name: str, case: dict[str, Any], mesh: Any, repeat: int) -> dict[st
         plan = fs.sharded.write_plan(layout, st.shape[0], part, mode=mode)
         src = (np.arange(layout.numel, dtype=np.float32).reshape(layout.shape) % 5.0) - 2.0
         ours = fs.sharded.write_program(st, layout, mode=mode)
-        naive = jax.jit(lambda s, v: fs.scatter.write(s, layout, v, mode=mode), out_shardings=st.sharding)
+        naive = jax.jit(lambda s, v: fs.write(s, layout, v, mode=mode), out_shardings=st.sharding)
         expect = fs.oracle.scatter(plain, layout, src, mode)
         args: tuple[Any, ...] = (st, src)
     else:
@@ -203,7 +203,7 @@ def markdown(result: dict[str, Any]) -> str:
              "storage sharded over its only axis into the same output sharding: **ours** "
              "(`fs.sharded.program`, what `x.contiguous()` runs) against **naive**, one element "
              "gather partitioned by XLA; the write cases run `fs.sharded.write_program` (what "
-             "`x.at[...]` runs) against `fs.scatter.write` partitioned by XLA. *KiB moved*: bytes "
+             "`x.at[...]` runs) against `fs.write` partitioned by XLA. *KiB moved*: bytes "
              "that cross between devices, from the compiled HLO's collectives; *temp*: "
              "`memory_analysis()` per device; *ok*: both equal the NumPy oracle. Descriptions:", ""]
     lines += [f"* `{name}`: {r['view']}; layout `{r['layout']}`" for name, r in result["cases"].items()]

@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides.lowering import storage_indices  # noqa: E402
+from functional_strides._lowering import storage_indices  # noqa: E402
 
 try:
     import torch

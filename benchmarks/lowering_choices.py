@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import _tiled  # noqa: E402
-from functional_strides.canonical import canonicalize, split_windows  # noqa: E402
-from functional_strides.layout import Layout  # noqa: E402
-from functional_strides.lowering import METHODS, materialize, read_plan  # noqa: E402
+from functional_strides._canonical import canonicalize, split_windows  # noqa: E402
+from functional_strides._layout import Layout  # noqa: E402
+from functional_strides._lowering import METHODS, materialize, read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64

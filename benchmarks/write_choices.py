@@ -1,4 +1,4 @@
-"""Measure the write paths of ``functional_strides.scatter.write`` side by side.
+"""Measure the write paths of ``functional_strides._scatter.write`` side by side.
 
 For each case (a view, a storage size and a mode) prints the run time of every path that
 applies, inside ``jax.jit``, and its ratio to the element scatter -- one XLA scatter of
@@ -34,9 +34,9 @@ from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import scatter  # noqa: E402
-from functional_strides.layout import Layout  # noqa: E402
-from functional_strides.lowering import index_dtype, materialize, storage_indices  # noqa: E402
-from functional_strides.overlap import internal_overlap_witness, is_monotone  # noqa: E402
+from functional_strides._layout import Layout  # noqa: E402
+from functional_strides._lowering import index_dtype, materialize, storage_indices  # noqa: E402
+from functional_strides._overlap import internal_overlap_witness, is_monotone  # noqa: E402
 
 _AT = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
 

@@ -1,12 +1,12 @@
 """Named checks of argument values shared by the read and write paths (pure Python). The
-storage-bounds checks live with the layout record: :func:`functional_strides.layout.check_in_storage`."""
+storage-bounds checks live with the layout record: :func:`functional_strides._layout.check_in_storage`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import LayoutError
+from ._errors import LayoutError
 
 
 def check_choice(op: str, name: str, value: Any, choices: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ import numbers
 import operator
 from typing import Any
 
-from .errors import LayoutError
+from ._errors import LayoutError
 
 __all__ = [
     "Integer",

@@ -30,7 +30,7 @@ from ._cute_int_tuple import (
     product,
     slice_,
 )
-from .errors import LayoutError
+from ._errors import LayoutError
 
 __all__ = [
     "Layout",

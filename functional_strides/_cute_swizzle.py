@@ -11,7 +11,7 @@ from typing import Any
 
 from ._cute_int_tuple import has_none, is_tuple, normalize
 from ._cute_layout import Layout, LayoutBase, _as_layout, composition, cosize, size, slice_and_offset
-from .errors import LayoutError
+from ._errors import LayoutError
 
 __all__ = ["ComposedLayout", "Swizzle"]
 

@@ -1,6 +1,6 @@
 """A bounded depth-first search for ``sum s_k x_k == b``, ``0 <= x_k <= u_k`` (``s_k > 0``).
 
-Pure Python, no ``jax`` import. :mod:`functional_strides.overlap` runs it first, with a small
+Pure Python, no ``jax`` import. :mod:`functional_strides._overlap` runs it first, with a small
 work budget: on the equations of everyday views (and on most pairs whose index sets do meet)
 it finds a solution, or proves there is none, within a few dozen steps, far cheaper than the
 reductions and searches that follow.

@@ -1,4 +1,4 @@
-"""The picture of an :class:`~functional_strides.explain.Explanation`, drawn with matplotlib.
+"""The picture of an :class:`~functional_strides._explain.Explanation`, drawn with matplotlib.
 
 Two panels: the storage as a grid of rows with the view's slots highlighted and numbered in
 the view's order (slots shared by several elements in red, with their count), and the view's
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
+from ._errors import LayoutError
 
 _VIEW, _SHARED, _FREE, _PAST = "#9be3c3", "#f4a3a3", "#f2f2f2", "#ffffff"
 
@@ -77,7 +77,7 @@ def figure(e: Any, *, max_cells: int = 4096) -> Any:
             right.text(c + 0.5, r + 0.5, str(i), ha="center", va="center", fontsize=font)
     _frame(right, grid.shape[0], grid.shape[1], row_names, col_names,
            "the view: storage index of each element")
-    from .layout import format_layout
+    from ._layout import format_layout
 
     fig.suptitle(f"layout {format_layout(e.shape, e.strides, e.offset)}")
     fig.tight_layout()

@@ -1,4 +1,4 @@
-"""What :func:`functional_strides.explain` explains, read from each kind of input.
+"""What :func:`functional_strides._explain` explains, read from each kind of input.
 
 A StridedArray, a Layout, the text notation ``"(shape):(strides)+offset"``, a NumPy array or a
 CuTe layout becomes one record of flat dims whose strides may be negative (NumPy, CuTe), with
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .layout import Layout, format_layout
+from ._errors import LayoutError
+from ._layout import Layout, format_layout
 
 __all__ = ["parse_layout"]
 
@@ -185,7 +185,7 @@ def _cute_name(x: Any) -> str:
 
 
 def _subject(x: Any, storage: Any) -> _Subject:
-    from .strided import StridedArray  # imported on use: strided imports this module's users
+    from ._strided import StridedArray  # imported on use: strided imports this module's users
 
     if isinstance(x, StridedArray):
         batch = tuple(x.storage.shape[:-1])

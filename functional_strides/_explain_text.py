@@ -1,4 +1,4 @@
-"""The sections of the :func:`functional_strides.explain` report, as text: the storage grid,
+"""The sections of the :func:`functional_strides._explain` report, as text: the storage grid,
 the coordinate -> storage-index table, the facts, the read and write plans and the ``view``
 decomposition. Every line fits in ``COLUMNS`` (100) columns.
 """
@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from . import canonical as _canonical
-from . import lowering as _lowering
-from . import overlap as _overlap
-from . import scatter as _scatter
+from . import _canonical as _canonical
+from . import _lowering as _lowering
+from . import _overlap as _overlap
+from . import _scatter as _scatter
 from . import views as _views
 from ._explain_subject import _coord_text, _Subject
+from ._layout import Layout, format_layout
 from ._strategies import Need
-from .layout import Layout, format_layout
 
 #: Columns the text report fits in.
 COLUMNS = 100

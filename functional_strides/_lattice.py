@@ -1,6 +1,6 @@
 """Integer points of a box on a hyperplane, by lattice reduction and branching.
 
-Pure Python and NumPy, no ``jax`` import. Used by :mod:`functional_strides.overlap` for the
+Pure Python and NumPy, no ``jax`` import. Used by :mod:`functional_strides._overlap` for the
 equations its reductions leave and whose enumeration would be large.
 
 Problem: integers ``z_k`` with ``lo_k <= z_k <= hi_k`` and ``sum_k s_k z_k == T`` (``s_k > 0``,

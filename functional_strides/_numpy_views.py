@@ -17,8 +17,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError
-from .layout import Layout, _trusted, contiguous_strides
+from ._errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError
+from ._layout import Layout, _trusted, contiguous_strides
 
 __all__ = [
     "broadcast_to",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import jax
 
-from .layout import Layout, _trusted
+from ._layout import Layout, _trusted
 
 
 def _flatten_with_keys(layout: Layout):

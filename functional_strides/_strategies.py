@@ -4,7 +4,7 @@ Each direction lowers a layout by one of a few strategies, each a row ``(name, a
 lower)`` of the direction's table, and picks among those that apply with a rule derived
 from measurements (``benchmarks/lowering_choices.py``, ``benchmarks/write_choices.py``).
 Planning is the same for both: check ``method=`` once, bring the layout to canonical form
-once (:func:`functional_strides.canonical.canonicalize` caches it), answer ``"empty"`` for
+once (:func:`functional_strides._canonical.canonicalize` caches it), answer ``"empty"`` for
 a zero extent, else run the rule (``"auto"``) or check that the named strategy applies.
 Pure Python: the ``lower`` functions are the direction's, called by the array layer.
 """
@@ -15,10 +15,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ._canonical import Canonical, canonicalize
 from ._checks import check_choice
-from .canonical import Canonical, canonicalize
-from .errors import LayoutError
-from .layout import Layout
+from ._errors import LayoutError
+from ._layout import Layout
 
 
 @dataclasses.dataclass(frozen=True)

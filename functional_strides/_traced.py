@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import layout as _layout
+from . import _layout as _layout
 from . import views
-from .errors import StorageError
-from .layout import Layout, is_static_offset
+from ._errors import StorageError
+from ._layout import Layout, is_static_offset
 
 __all__ = ["dynamic_offset", "shifted_offset"]
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from . import cute
 from ._cute_int_tuple import normalize
-from .errors import LayoutError
-from .layout import Layout as FlatLayout
-from .strided import StridedArray, from_array
+from ._errors import LayoutError
+from ._layout import Layout as FlatLayout
+from ._strided import StridedArray, from_array
 
 __all__ = [
     "AS_STRIDED_DTYPES",

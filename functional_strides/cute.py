@@ -64,9 +64,9 @@ from ._cute_layout import size as size
 from ._cute_layout import slice_and_offset as slice_and_offset
 from ._cute_swizzle import ComposedLayout as ComposedLayout
 from ._cute_swizzle import Swizzle as Swizzle
-from .errors import LayoutError
-from .layout import Layout as FlatLayout
-from .strided import StridedArray
+from ._errors import LayoutError
+from ._layout import Layout as FlatLayout
+from ._strided import StridedArray
 
 __all__ = sorted([
     *_int_tuple.__all__,

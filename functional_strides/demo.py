@@ -48,9 +48,9 @@ import numpy as np
 from jax import lax
 
 from . import oracle
-from .layout import Layout
-from .lowering import materialize
-from .strided import StridedArray, from_array, shares_storage
+from ._layout import Layout
+from ._lowering import materialize
+from ._strided import StridedArray, from_array, shares_storage
 
 __all__ = [
     "FIGURES", "LINE_WIDTH", "TASKS", "Chain", "DemoData", "Step", "TaskResult", "conv2d_task",
@@ -615,7 +615,7 @@ def run(out: str | Path | None = None, stream: Any = None) -> int:
     for r in results:
         print(format_steps(r), file=stream)
     if out is not None:
-        from .demo_figures import save_figures  # imported on use: it needs matplotlib
+        from ._demo_figures import save_figures  # imported on use: it needs matplotlib
 
         out_dir = Path(out)
         save_figures(results, data, out_dir)

@@ -32,9 +32,9 @@ from typing import Any
 import jax.numpy as jnp
 
 from . import _numpy_views as rules
-from .errors import LayoutError, ViewError
-from .layout import Layout, _trusted, check_in_storage
-from .strided import StridedArray, _over_batch, from_array
+from ._errors import LayoutError, ViewError
+from ._layout import Layout, _trusted, check_in_storage
+from ._strided import StridedArray, _over_batch, from_array
 
 __all__ = [
     "as_strided",

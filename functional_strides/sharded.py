@@ -33,11 +33,11 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ._collectives import Collective, collectives
-from .errors import LayoutError, LayoutTypeError
-from .layout import Layout, is_traced
-from .lowering import materialize
-from .lowering import read_plan as plan_path
-from .scatter import write as _write
+from ._errors import LayoutError, LayoutTypeError
+from ._layout import Layout, is_traced
+from ._lowering import materialize
+from ._lowering import read_plan as plan_path
+from ._scatter import write as _write
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
            "program", "read", "read_plan", "read_report", "write", "write_plan", "write_program"]
@@ -464,20 +464,20 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis.
       layout: the view written through (static offset; elements).
       src: broadcastable to ``layout.shape``; cast to the storage dtype.
-      mode, overlap, op: as :func:`functional_strides.scatter.write`.
+      mode, overlap, op: as :func:`functional_strides._scatter.write`.
     Returns:
       The new storage (same shape, dtype and sharding).
     Raises:
       LayoutError: ``storage`` is not sharded over several devices; and the errors of
-        :func:`functional_strides.scatter.write`.
+        :func:`functional_strides._scatter.write`.
     Example:
       >>> import jax.numpy as jnp
       >>> write(jnp.zeros(4), Layout((2,), (2,)), 1.0, mode="add", overlap="error", op="add")
       Traceback (most recent call last):
       ...
-      functional_strides.errors.LayoutError: sharded write: the storage (shape (4,)) is not a 1-D array ...
+      functional_strides.LayoutError: sharded write: the storage (shape (4,)) is not a 1-D array ...
 
-    Semantics: :func:`functional_strides.scatter.write` (``jnp``'s ``.at[]``)."""
+    Semantics: :func:`functional_strides._scatter.write` (``jnp``'s ``.at[]``)."""
     return write_program(storage, layout, mode=mode, overlap=overlap, op=op)(storage, src)
 
 

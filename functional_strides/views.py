@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from ._cute_layout import coalesce_modes
-from ._typing import Offset, Shape, Strides
-from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, ViewError
-from .layout import (
+from ._errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError, ViewError
+from ._layout import (
     Layout,
     _int_tuple,
     _trusted,
@@ -28,6 +27,7 @@ from .layout import (
     is_static_offset,
     is_traced,
 )
+from ._typing import Offset, Shape, Strides
 
 __all__ = [
     "as_strided",
@@ -282,7 +282,7 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
     Forms: ``x.view(*shape)``, ``fs.view(x, shape)``, ``views.view(layout, shape)``. The
 array forms also take a dtype, ``x.view(dtype)`` (a NumPy/JAX dtype, a name or a
 ``torch.dtype``): the same bytes read as ``dtype`` with PyTorch's rules, shape and strides,
-over a bitcast copy of the storage (``functional_strides.dtype_views.view_dtype``).
+over a bitcast copy of the storage (as ``fs.view_as_real`` and ``fs.view_as_complex``).
 
     Args:
       shape: target extents, ints (one may be -1); ``prod(shape) == numel``.

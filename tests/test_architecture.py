@@ -12,9 +12,9 @@ import pytest
 
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
-    "_checks", "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_docs",
-    "_lattice", "_numpy_views", "_strategies", "_typing", "canonical", "errors", "layout", "memory_format",
-    "oracle", "overlap", "views",
+    "_canonical", "_checks", "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle",
+    "_dfs", "_docs", "_errors", "_lattice", "_layout", "_memory_format", "_numpy_views", "_overlap",
+    "_strategies", "_typing", "oracle", "views",
 )
 
 

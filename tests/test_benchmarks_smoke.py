@@ -82,7 +82,7 @@ def test_path_column_is_that_of_the_timed_program(result):
     """Single views report ``fs.read_plan`` of their layout; the batch reports the vmapped
     dynamic-offset read that ``ours`` builds for it, not the plan of one static layout."""
     import functional_strides as fs
-    from functional_strides.explain import parse_layout
+    from functional_strides._explain import parse_layout
 
     for name, rec in result["cases"].items():
         if rec["views"] == 1:

@@ -1,4 +1,4 @@
-"""Tests of functional_strides.canonical: canonical form and structured read plans.
+"""Tests of functional_strides._canonical: canonical form and structured read plans.
 
 Every plan is checked by its defining property: the canonical form, and a box read
 simulated in NumPy from the plan's pitches/steps/origin, address exactly the storage indices
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from strategies import sliced_permuted_expanded
 
 from functional_strides import oracle
-from functional_strides.canonical import Box, box, canonicalize, inner_box_start, split_windows
-from functional_strides.layout import Layout
+from functional_strides._canonical import Box, box, canonicalize, inner_box_start, split_windows
+from functional_strides._layout import Layout
 
 _PAD = -1  # marks padding in simulated reads: never a storage index
 

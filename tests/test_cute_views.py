@@ -180,7 +180,7 @@ def test_view_strides_equal_torch(case):
 
 
 def test_canonical_form_uses_coalesce():
-    from functional_strides.canonical import canonicalize
+    from functional_strides._canonical import canonicalize
     flat = fs.Layout((2, 1, 3, 4), (12, 5, 4, 1))
     c = canonicalize(flat)
     merged = cute.coalesce(cute.Layout(flat.shape[::-1], flat.strides[::-1]))

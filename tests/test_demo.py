@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from functional_strides import __main__ as cli
-from functional_strides import demo, demo_figures
+from functional_strides import _demo_figures as demo_figures
+from functional_strides import demo
 
 REPO = Path(__file__).parents[1]
 TASK_NAMES = ("patches", "conv2d", "spectrogram", "reconstruction")

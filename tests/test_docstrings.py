@@ -12,7 +12,8 @@ import inspect
 import pytest
 
 import functional_strides as fs
-from functional_strides import ops, views
+from functional_strides import _ops as ops
+from functional_strides import views
 
 #: method name -> the rule in views.py that holds its docstring
 RULES = {

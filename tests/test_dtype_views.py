@@ -19,7 +19,7 @@ from strategies import layouts
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, LayoutTypeError, ViewError
-from functional_strides.dtype_views import bitcast_storage, view_dtype_layout
+from functional_strides._dtype_views import bitcast_storage, view_dtype_layout
 
 DTYPES = ("bool", "int8", "uint8", "int16", "float16", "bfloat16", "int32", "uint32", "float32", "complex64")
 

@@ -114,7 +114,7 @@ def test_traced_offset_writes_every_path(layout, method, mode):
     except fs.LayoutError:
         pytest.skip(f"{method} does not apply to {mode} through {layout}")
     overlap = "last" if mode == "set" else "error"
-    write = jax.jit(lambda s, o, v: fs.scatter.write(s, Layout(layout.shape, layout.strides, o), v, mode=mode,
+    write = jax.jit(lambda s, o, v: fs.write(s, Layout(layout.shape, layout.strides, o), v, mode=mode,
                                                      method=method, overlap=overlap))
     for offset in (0, size - layout.span - 1, 1):
         expected = oracle.scatter(np.asarray(storage), Layout(layout.shape, layout.strides, offset),

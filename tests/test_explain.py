@@ -24,7 +24,7 @@ from strategies import layouts, view_shapes
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, ViewError, views
 from functional_strides.__main__ import main
-from functional_strides.explain import COLUMNS, parse_layout
+from functional_strides._explain import COLUMNS, parse_layout
 
 _ROW = re.compile(r"^\s*(\d+) \| (.*)$")
 
@@ -91,7 +91,7 @@ def test_facts_and_plans_agree_with_the_deciding_modules(lay):
     assert ("contiguous (row-major, PyTorch's is_contiguous): yes" in flat) == lay.is_contiguous()
     assert (f"(a permutation of dims is contiguous): {'yes' if lay.is_non_overlapping_and_dense() else 'no'}"
             in flat)
-    witness = fs.overlap.internal_overlap_witness(lay)
+    witness = fs.internal_overlap_witness(lay)
     if witness is None:
         assert "internal overlap: none" in flat
     else:

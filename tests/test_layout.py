@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, OutOfRangeError, StorageError
-from functional_strides.layout import address_range
+from functional_strides._layout import address_range
 
 
 def small_layouts(max_rank=4, max_extent=4):

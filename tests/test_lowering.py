@@ -1,4 +1,4 @@
-"""Tests of functional_strides.lowering: every path against the oracle, the HLO it compiles
+"""Tests of functional_strides._lowering: every path against the oracle, the HLO it compiles
 to, the eager no-compile property, transforms (jit, vmap, grad), dtypes and 64-bit indices."""
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 from jax.test_util import check_grads
 from strategies import sliced_permuted_expanded
 
-from functional_strides import lowering, oracle
-from functional_strides.errors import LayoutError, StorageError
-from functional_strides.layout import Layout
-from functional_strides.lowering import METHODS, index_dtype, materialize, read_plan
+from functional_strides import _lowering as lowering
+from functional_strides import oracle
+from functional_strides._errors import LayoutError, StorageError
+from functional_strides._layout import Layout
+from functional_strides._lowering import METHODS, index_dtype, materialize, read_plan
 
 PATHS = METHODS[1:]  # every forced path
 REPO = Path(__file__).parents[1]
@@ -313,8 +314,8 @@ _X64_SCRIPT = textwrap.dedent(f"""
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    from functional_strides.layout import Layout
-    from functional_strides.lowering import materialize, read_plan
+    from functional_strides._layout import Layout
+    from functional_strides._lowering import materialize, read_plan
     big = jax.ShapeDtypeStruct(({BIG},), jnp.int8)
     windows = Layout((3, 4), (2, 1), 2**31)
     for method in ("gather", "row_gather"):

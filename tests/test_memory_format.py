@@ -17,7 +17,7 @@ from strategies import layouts, storage_for
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, LayoutTypeError
-from functional_strides.memory_format import copy_strides, format_strides, is_contiguous_as
+from functional_strides._memory_format import copy_strides, format_strides, is_contiguous_as
 
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
 

@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from strategies import layouts, storage_for
 
 import functional_strides as fs
-from functional_strides import Layout, LayoutError, OutOfRangeError, StorageError, lowering, oracle, scatter
-from functional_strides.overlap import internal_overlap_witness, overlap_witness
+from functional_strides import Layout, LayoutError, OutOfRangeError, StorageError, oracle
+from functional_strides import _lowering as lowering
+from functional_strides import _scatter as scatter
+from functional_strides._overlap import internal_overlap_witness, overlap_witness
 
 
 def _array(layout: Layout, slack: int = 0) -> fs.StridedArray:

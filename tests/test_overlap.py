@@ -24,8 +24,9 @@ from numpy.lib.stride_tricks import as_strided as np_as_strided
 from strategies import layouts
 
 import functional_strides as fs
-from functional_strides import Layout, LayoutError, overlap, views
-from functional_strides.overlap import (
+from functional_strides import Layout, LayoutError, views
+from functional_strides import _overlap as overlap
+from functional_strides._overlap import (
     has_internal_overlap,
     internal_overlap_witness,
     overlap_witness,

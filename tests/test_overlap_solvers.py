@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 import functional_strides as fs
-from functional_strides import Layout, _dfs, _lattice, overlap
-from functional_strides.overlap import (
+from functional_strides import Layout, _dfs, _lattice
+from functional_strides import _overlap as overlap
+from functional_strides._overlap import (
     has_internal_overlap,
     internal_overlap_witness,
     overlap_witness,

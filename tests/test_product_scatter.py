@@ -15,9 +15,9 @@ from jax.test_util import check_grads
 from strategies import layouts
 
 from functional_strides import Layout, oracle
+from functional_strides._errors import LayoutError
 from functional_strides._product_scatter import exclusive_products
-from functional_strides.errors import LayoutError
-from functional_strides.scatter import METHODS, write, write_plan
+from functional_strides._scatter import METHODS, write, write_plan
 
 PATHS = METHODS[1:]
 

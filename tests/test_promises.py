@@ -32,10 +32,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import layouts
 
-from functional_strides import Layout, StorageError, lowering, oracle, overlap, scatter
-from functional_strides.canonical import box, canonicalize, inner_box_start
-from functional_strides.layout import check_in_storage
-from functional_strides.overlap import is_monotone, is_non_overlapping_sufficient
+from functional_strides import Layout, StorageError, oracle
+from functional_strides import _lowering as lowering
+from functional_strides import _overlap as overlap
+from functional_strides import _scatter as scatter
+from functional_strides._canonical import box, canonicalize, inner_box_start
+from functional_strides._layout import check_in_storage
+from functional_strides._overlap import is_monotone, is_non_overlapping_sufficient
 
 MODES = ("set", "add", "mul", "min", "max")
 

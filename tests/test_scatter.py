@@ -141,7 +141,7 @@ def test_bad_mode_and_overlap_arguments():
     with pytest.raises(LayoutError, match=r"unknown overlap 'first'; use one of \('error', 'last'\)"):
         view.at[...].set(1.0, overlap="first")
     with pytest.raises(LayoutError, match="unknown mode"):
-        fs.scatter.write(view.storage, view.layout, 1.0, mode="div")
+        fs.write(view.storage, view.layout, 1.0, mode="div")
 
 
 def test_write_is_one_scatter_with_in_graph_indices():

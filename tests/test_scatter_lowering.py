@@ -1,4 +1,4 @@
-"""Tests of the write paths of functional_strides.scatter: every path against the oracle for
+"""Tests of the write paths of functional_strides._scatter: every path against the oracle for
 every mode it supports, the HLO each compiles to, the rule ``"auto"`` follows, eager use
 (one compile per shape), transforms (jit, vmap, grad), dtypes, identities, errors and
 sharded batches."""
@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from jax.test_util import check_grads
 from strategies import sliced_permuted_expanded
 
-from functional_strides import oracle, scatter
-from functional_strides.errors import LayoutError, StorageError
-from functional_strides.layout import Layout
-from functional_strides.scatter import METHODS, MODES, write, write_plan
+from functional_strides import _scatter as scatter
+from functional_strides import oracle
+from functional_strides._errors import LayoutError, StorageError
+from functional_strides._layout import Layout
+from functional_strides._scatter import METHODS, MODES, write, write_plan
 
 PATHS = METHODS[1:]  # every forced path
 _SCATTER_OP = re.compile(r'"stablehlo\.scatter"\(')  # a scatter op (not its attributes)
@@ -408,7 +409,7 @@ SHARDED = textwrap.dedent(
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     from functional_strides import Layout
-    from functional_strides.scatter import write
+    from functional_strides._scatter import write
 
     assert len(jax.devices()) == 8, jax.devices()
     mesh = Mesh(np.array(jax.devices()), ("batch",))

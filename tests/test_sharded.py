@@ -71,7 +71,7 @@ SCRIPT = textwrap.dedent(
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     import functional_strides as fs
     from functional_strides import Layout, StridedArray, oracle, sharded
-    from functional_strides.lowering import materialize
+    from functional_strides._lowering import materialize
 
     D = 8
     mesh = Mesh(np.array(jax.devices()), ("x",))

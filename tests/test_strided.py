@@ -199,7 +199,7 @@ def test_grad_matches_torch_as_strided_backward():
 def test_eager_materialize_compiles_once_per_shape():
     storage = jnp.arange(200.0)
     rng = np.random.default_rng(1)
-    from functional_strides import lowering
+    from functional_strides import _lowering as lowering
 
     before = lowering._eager_gather._cache_size()
     for _ in range(100):
@@ -210,7 +210,7 @@ def test_eager_materialize_compiles_once_per_shape():
 
 
 def test_int32_overflow_without_x64_is_a_clear_error():
-    from functional_strides import lowering
+    from functional_strides import _lowering as lowering
 
     big = Layout((2,), (2**31,), 0)
     with pytest.raises(StorageError, match=re.escape("past int32's 2147483647")):

@@ -23,7 +23,7 @@ from strategies import strided_arrays
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, StridedArray, _tensor_names
-from functional_strides.layout import format_layout
+from functional_strides._layout import format_layout
 
 
 def _view(dtype: str = "float32") -> StridedArray:

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from functional_strides import _tiled, oracle, views
-from functional_strides.layout import Layout
-from functional_strides.lowering import materialize, read_plan
+from functional_strides._layout import Layout
+from functional_strides._lowering import materialize, read_plan
 
 _GATHER_OP = re.compile(r"=\s*\S+\s+gather\(")
 

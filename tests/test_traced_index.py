@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import functional_strides as fs
 from functional_strides import Layout, StorageError, StridedArray, views
-from functional_strides.lowering import materialize
+from functional_strides._lowering import materialize
 
 BIG = 2**31 + 5  # an extent past int32
 X64_MESSAGE = r"jax\.config\.update\('jax_enable_x64', True\)"

@@ -230,14 +230,14 @@ BOUNDS = [
     *_pair("at-negative-int", _at_set, _torch_set, -3, -4, OutOfRangeError),
     *_pair("at-int-dim1", _at_set, _torch_set, (slice(None), 3), (slice(None), 4), OutOfRangeError),
     *_pair("at-rank", _at_set, _torch_set, (0, 0), (0, 0, 0), OutOfRangeError),
-    # fs.materialize, fs.scatter.write, with_storage: the storage end
+    # fs.materialize, fs.write, with_storage: the storage end
     *_pair("materialize-offset", lambda o: fs.materialize(_STORE, Layout((2, 3), (4, 1), o)), None,
            5, 6, StorageError),
     *_pair("materialize-storage", lambda n: fs.materialize(jnp.arange(float(n)), Layout((2, 3), (4, 1), 5)),
            None, 12, 11, StorageError),
-    *_pair("write-offset", lambda o: fs.scatter.write(_STORE, Layout((2, 3), (4, 1), o), 1.0), None,
+    *_pair("write-offset", lambda o: fs.write(_STORE, Layout((2, 3), (4, 1), o), 1.0), None,
            5, 6, StorageError),
-    *_pair("write-storage", lambda n: fs.scatter.write(jnp.zeros(n), Layout((2, 3), (4, 1), 5), 1.0),
+    *_pair("write-storage", lambda n: fs.write(jnp.zeros(n), Layout((2, 3), (4, 1), 5), 1.0),
            None, 12, 11, StorageError),
     *_pair("with_storage", lambda n: _x()[1:].with_storage(jnp.zeros(n)), None, 12, 11, StorageError),
     Case("with_storage-empty-view", lambda: _x()[3:].with_storage(jnp.zeros(0)), None, None),
@@ -282,5 +282,5 @@ def test_boundary_values_read_the_right_elements():
     assert _x()[-3].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert _x().narrow(1, -4, 1).tolist() == [[0.0], [4.0], [8.0]]
     assert _x().narrow(1, 4, 0).shape == (3, 0)
-    out = fs.scatter.write(jnp.zeros(12), Layout((2, 3), (4, 1), 5), 1.0)
+    out = fs.write(jnp.zeros(12), Layout((2, 3), (4, 1), 5), 1.0)
     assert np.asarray(out).tolist() == [0.0] * 5 + [1.0] * 3 + [0.0] + [1.0] * 3

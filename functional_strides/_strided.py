@@ -14,13 +14,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _memory_format as memory_format_module
 from . import _tensor_names, sharded, views
-from . import memory_format as memory_format_module
 from ._docs import shares_doc as _shares_doc
-from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from .layout import Layout, _trusted, check_in_storage, is_static_offset, is_traced
-from .lowering import materialize
-from .scatter import check_src, write
+from ._errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
+from ._layout import Layout, _trusted, check_in_storage, is_static_offset, is_traced
+from ._lowering import materialize
+from ._scatter import check_src, write
 
 __all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]
 
@@ -100,7 +100,7 @@ def _is_dtype_request(value: Any) -> bool:
 def _check_fits(storage: Any, layout: Layout, op: str) -> None:
     """Bounds of a view made with concrete values (a traced offset is clamped when read:
     see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked,
-    by :func:`functional_strides.layout.check_in_storage` at the lowest and the highest."""
+    by :func:`functional_strides._layout.check_in_storage` at the lowest and the highest."""
     size = storage.shape[-1]
     offset = layout.offset
     if is_static_offset(offset):
@@ -341,7 +341,7 @@ class StridedArray:
           ((60, 1, 15, 3), False, True)
 
         Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``; see
-        :func:`functional_strides.memory_format.is_contiguous_as`."""
+        :func:`functional_strides._memory_format.is_contiguous_as`."""
         fmt = memory_format_module.as_memory_format(memory_format, "is_contiguous")
         return memory_format_module.is_contiguous_as(self.layout, fmt)
 
@@ -557,7 +557,7 @@ class StridedArray:
         """A copy over fresh storage of ``numel`` elements, offset 0, with the strides of
         ``memory_format``. The default ``preserve_format`` keeps the strides when the layout is
         empty or non-overlapping and dense, else gives dense strides in the order of the
-        input's strides (:func:`functional_strides.layout.dense_strides_like`).
+        input's strides (:func:`functional_strides._layout.dense_strides_like`).
 
         Forms: ``x.clone(memory_format=fs.preserve_format)``, ``fs.clone(x, memory_format)``.
 
@@ -658,7 +658,7 @@ class StridedArray:
     @_shares_doc(views.view)
     def view(self, *shape: Any) -> StridedArray:
         if len(shape) == 1 and _is_dtype_request(shape[0]):
-            from .dtype_views import view_dtype
+            from ._dtype_views import view_dtype
 
             return view_dtype(self, shape[0])
         return self._view(views.view(self.layout, _shape_args(shape)))
@@ -863,9 +863,9 @@ class StridedArray:
         return self._view(views.getitem(self.layout, key))
 
     def _repr_html_(self) -> str | None:
-        """Notebook display: the :func:`functional_strides.explain` report as HTML (``None``,
+        """Notebook display: the :func:`functional_strides._explain` report as HTML (``None``,
         so that the plain repr shows, when the offset is traced)."""
-        from .explain import repr_html
+        from ._explain import repr_html
 
         return repr_html(self)
 
@@ -932,7 +932,7 @@ def overlaps(a: Any, b: Any) -> bool:
     """True when ``a`` and ``b`` share a storage element.
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
-    two :class:`Layout` over one storage. Exact (see ``functional_strides.overlap``).
+    two :class:`Layout` over one storage. Exact (see ``functional_strides._overlap``).
 
     Raises:
       LayoutError: an offset is traced.

@@ -26,8 +26,8 @@ import functools
 import math
 
 from ._cute_layout import coalesce_modes
+from ._layout import Layout
 from ._typing import Offset, Shape
-from .layout import Layout
 
 __all__ = [
     "Box",

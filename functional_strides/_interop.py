@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from .errors import LayoutError, LayoutTypeError
-from .layout import Layout, is_traced
-from .strided import StridedArray, from_array
+from ._errors import LayoutError, LayoutTypeError
+from ._layout import Layout, is_traced
+from ._strided import StridedArray, from_array
 
 __all__ = ["from_dlpack", "from_numpy", "from_torch", "to_torch"]
 

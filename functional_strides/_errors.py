@@ -56,3 +56,9 @@ class IndexTypeError(LayoutTypeError, IndexError):
     """An index of a type that cannot index (a float, a string, an arbitrary object), as in
     ``x[1.5]``. Also an ``IndexError`` (PyTorch raises ``IndexError: only integers, slices
     ... are valid indices``) and a ``TypeError`` (Python's ``list[1.5]``)."""
+
+
+for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError, LayoutTypeError,
+             IndexTypeError):
+    _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
+del _cls

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import LayoutError
 from ._explain_subject import _coords, _indices, _subject, parse_layout
 from ._explain_text import (
     COLUMNS,
@@ -42,8 +43,7 @@ from ._explain_text import (
     _view_section,
     _wrap,
 )
-from .errors import LayoutError
-from .layout import Layout, format_layout
+from ._layout import Layout, format_layout
 
 __all__ = ["COLUMNS", "MAX_DRAWN_ELEMENTS", "MAX_GRID_ROWS", "MAX_PITCH", "MAX_TABLE_ROWS", "Explanation",
            "explain", "parse_layout"]

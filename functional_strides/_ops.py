@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import memory_format as memory_format_module
+from . import _memory_format as memory_format_module
 from . import views
 from ._docs import shares_doc as _shares_doc
-from .errors import LayoutTypeError
-from .scatter import check_src
-from .strided import StridedArray, as_strided, from_array
+from ._errors import LayoutTypeError
+from ._scatter import check_src
+from ._strided import StridedArray, as_strided, from_array
 
 __all__ = [
     "T", "as_strided", "as_strided_scatter", "diagonal_scatter", "select_scatter", "slice_scatter",

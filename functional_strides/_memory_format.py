@@ -8,7 +8,7 @@ PyTorch's answers for ``is_contiguous(memory_format=...)`` and the strides of
 included.
 
 Example:
-  >>> from functional_strides.layout import Layout
+  >>> from functional_strides._layout import Layout
   >>> channels_last
   torch.channels_last
   >>> format_strides((2, 3, 4, 5), channels_last)
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._errors import LayoutError, LayoutTypeError
+from ._layout import Layout, contiguous_strides, dense_strides_like
 from ._typing import Shape, Strides
-from .errors import LayoutError, LayoutTypeError
-from .layout import Layout, contiguous_strides, dense_strides_like
 
 __all__ = [
     "MemoryFormat",

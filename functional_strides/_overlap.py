@@ -89,8 +89,8 @@ from typing import Any
 import numpy as np
 
 from . import _dfs, _lattice
-from .errors import LayoutError
-from .layout import Layout, _trusted
+from ._errors import LayoutError
+from ._layout import Layout, _trusted
 
 __all__ = [
     "has_internal_overlap",

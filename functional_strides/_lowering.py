@@ -1,7 +1,7 @@
 """Lowering: materialise a ``Layout`` over a 1-D storage as a dense JAX array.
 
 A small compiler from a layout to XLA ops. The layout is first brought to canonical form
-(:mod:`functional_strides.canonical`: size-1 dims dropped, stride-0 dims set apart, mergeable
+(:mod:`functional_strides._canonical`: size-1 dims dropped, stride-0 dims set apart, mergeable
 dims merged, dims sorted by stride), then one of these paths reads it:
 
 * ``"structured"`` -- the canonical dims form a strided box: a strided ``slice`` of the
@@ -42,11 +42,11 @@ import numpy as np
 from jax import lax
 
 from . import _tiled
+from ._canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
+from ._errors import StorageError
+from ._layout import Layout, check_in_storage, is_traced
+from ._overlap import is_monotone, is_non_overlapping_sufficient
 from ._strategies import Need, Strategies, Strategy
-from .canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
-from .errors import StorageError
-from .layout import Layout, check_in_storage, is_traced
-from .overlap import is_monotone, is_non_overlapping_sufficient
 
 __all__ = ["METHODS", "READS", "dynamic_window", "index_dtype", "materialize", "read_plan", "storage_indices"]
 

@@ -4,7 +4,7 @@
 addressed by ``layout`` are replaced by (``"set"``) or combined with (``"add"``, ``"mul"``,
 ``"min"``, ``"max"``) the matching element of ``src``.
 
-Writes share the canonical form of reads (:mod:`functional_strides.canonical`): stride-0
+Writes share the canonical form of reads (:mod:`functional_strides._canonical`): stride-0
 (broadcast) dims are combined first (summed for ``"add"``, multiplied for ``"mul"``, the
 last element kept for ``"set"``), then one of these paths writes the rest:
 
@@ -58,15 +58,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import overlap as _overlap
+from . import _overlap as _overlap
+from ._canonical import Box, Canonical, box, canonicalize
 from ._checks import check_choice
+from ._errors import LayoutError, OverlapError
+from ._layout import Layout, check_in_storage, is_traced
+from ._lowering import dynamic_window, index_dtype, storage_indices
+from ._overlap import is_monotone
 from ._product_scatter import ScatterSpec, product_scatter
 from ._strategies import Need, Strategies, Strategy
-from .canonical import Box, Canonical, box, canonicalize
-from .errors import LayoutError, OverlapError
-from .layout import Layout, check_in_storage, is_traced
-from .lowering import dynamic_window, index_dtype, storage_indices
-from .overlap import is_monotone
 
 __all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
 
@@ -413,7 +413,7 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
 
     Paths that apply: ``"block"`` when every canonical stride divides the one above it and
     ``storage_size`` and the view does not wrap around (a block of the storage reshaped to a
-    grid); ``"structured"`` for a strided box (:func:`functional_strides.canonical.box`:
+    grid); ``"structured"`` for a strided box (:func:`functional_strides._canonical.box`:
     every composition of slicing, permutation and expansion); ``"row_scatter"`` for two or
     more canonical dims whose innermost is dense (rows of adjacent slots, so no slot outside
     the view is written), with ``mode="set"`` only when the rows do not overlap;

@@ -35,9 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .errors import LayoutError, LayoutTypeError, ViewError
-from .layout import Layout, is_static_offset, is_traced
-from .strided import StridedArray, from_array
+from ._errors import LayoutError, LayoutTypeError, ViewError
+from ._layout import Layout, is_static_offset, is_traced
+from ._strided import StridedArray, from_array
 
 __all__ = ["as_dtype", "view_as_complex", "view_as_complex_layout", "view_as_real", "view_as_real_layout",
            "view_dtype", "view_dtype_layout"]

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from ._typing import Offset, Shape, Strides
-from .errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 
 __all__ = [
     "Layout",
@@ -419,8 +419,8 @@ class Layout:
           (True, False)
 
         Semantics: ``torch._debug_has_internal_overlap`` without its "too hard" answer;
-        :func:`functional_strides.overlap.internal_overlap_witness` names a colliding pair."""
-        from .overlap import has_internal_overlap
+        :func:`functional_strides._overlap.internal_overlap_witness` names a colliding pair."""
+        from ._overlap import has_internal_overlap
 
         return has_internal_overlap(self)
 
@@ -434,7 +434,7 @@ class Layout:
           True
 
         Semantics: ``numpy.shares_memory`` for two views of one buffer (exact)."""
-        from .overlap import overlaps
+        from ._overlap import overlaps
 
         return overlaps(self, other)
 
@@ -520,7 +520,7 @@ def check_in_storage(op: str, shape: Shape, strides: Strides, offset: int, size:
       >>> check_in_storage("as_strided", (2, 3), (3, 1), 1, 6)
       Traceback (most recent call last):
       ...
-      functional_strides.errors.StorageError: as_strided: size [2, 3], stride [3, 1] and storage
+      functional_strides.StorageError: as_strided: size [2, 3], stride [3, 1] and storage
       offset 1 require a storage of 7 elements ...
 
     Semantics: PyTorch's ``checkInBoundsForStorage`` (the upper end) and NumPy's
