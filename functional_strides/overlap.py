@@ -108,7 +108,8 @@ _Assignment = list[tuple[int, int]]  # (index of an original unknown, its value)
 _MAX_ROUNDS = 64  # reduction rounds (each shrinks something; the cap only bounds the work)
 _CHUNK = 1 << 22  # candidates materialised at once while building a side set
 _INT64_SAFE = 1 << 62
-_QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first
+_QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first, in Python
+_COMPILED_STEPS = 1 << 16  # ... and compiled (numba), at about 20 ns a step
 _LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
 _LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
 _FLOAT_SAFE = 1 << 52  # ... and its values stay in float64's exact range
@@ -231,15 +232,7 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     Semantics: ``numpy.shares_memory(a, b)`` (exact, ``max_work=None``) for two views of one
     buffer; PyTorch's ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
-    if a.is_empty or b.is_empty:
-        return None
-    lo_a, hi_a = _index_range(a)
-    lo_b, hi_b = _index_range(b)
-    if hi_a < lo_b or hi_b < lo_a:
-        return None
-    if (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
-        return (0,) * a.ndim, (0,) * b.ndim
-    quick = _quick_pair(a, b)
+    quick = _quick_pair(a, b, witness=True)
     if quick is not False:
         return quick
     variables = [_Var(0, n - 1, s, _base_lift(d))
@@ -274,18 +267,10 @@ def overlaps(a: Layout, b: Layout) -> bool:
       (True, False)
 
     Semantics: ``numpy.shares_memory``; see :func:`overlap_witness` for the shared pair."""
+    quick = _quick_pair(_concrete_offset("a", a), _concrete_offset("b", b), witness=False)
+    if quick is not False:
+        return quick is not None
     return overlap_witness(a, b) is not None
-
-
-def _index_range(layout: Layout) -> tuple[int, int]:
-    """Smallest and largest storage index of a non-empty layout (negative strides allowed)."""
-    lo = hi = layout.offset
-    for n, s in zip(layout.shape, layout.strides, strict=True):
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi
 
 
 @functools.lru_cache(maxsize=4096)
@@ -323,36 +308,56 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
 
 
 # -- a quick bounded search first ------------------------------------------------------------
-def _quick_pair(a: Layout, b: Layout) -> Witness | None | bool:
-    """:func:`overlap_witness` by a depth-first search of at most ``_QUICK_STEPS`` steps;
-    ``False`` when undecided. Unknowns in ``[0, n-1]``; ``a``'s enter with ``+stride``,
-    ``b``'s with ``-stride``; a negative coefficient is flipped by ``x -> n - 1 - x``."""
-    target = b.offset - a.offset
-    dims, coef, bound, flips = [], [], [], []
-    for k, (n, s) in enumerate(itertools.chain(zip(a.shape, a.strides, strict=True),
-                                               zip(b.shape, (-s for s in b.strides), strict=True))):
-        if n > 1 and s:
-            if s < 0:
-                target -= s * (n - 1)
-            dims.append(k)
-            coef.append(abs(s))
-            bound.append(n - 1)
-            flips.append(s < 0)
-    if not dims:
-        return None if target else ((0,) * a.ndim, (0,) * b.ndim)
-    mirrored = sum(s * n for s, n in zip(coef, bound, strict=True)) - target  # every x -> n - 1 - x
-    if 0 <= mirrored < target:  # the smaller right-hand side leaves fewer candidates at the top
-        found = _dfs.search(coef, bound, mirrored, _QUICK_STEPS)
-        if found is not None and found is not False:
-            found = [n - v for v, n in zip(found, bound, strict=True)]
-    else:
-        found = _dfs.search(coef, bound, target, _QUICK_STEPS)
-    if found is None or found is False:
+def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
+    """:func:`overlap_witness` by the fast paths and a bounded depth-first search; ``False``
+    when undecided; with ``witness=False`` any true value stands for a witness.
+
+    Offsets are Python ints. Unknowns ``x_k`` in ``[0, n_k - 1]`` for the dims of extent > 1
+    and nonzero stride; ``a``'s enter ``sum c_k x_k == b.offset - a.offset`` with ``+stride``,
+    ``b``'s with ``-stride``, and a negative coefficient ``c`` is flipped by ``x -> n - 1 - x``
+    (the right-hand side moves by ``-c (n - 1)``). With every ``c_k > 0`` the left side spans
+    ``[0, total]``: a right-hand side outside it means disjoint index ranges. The search runs on
+    the smaller of the right-hand side and its mirror ``total - rhs`` (every ``x -> n - 1 - x``),
+    as NumPy's ``solve_may_share_memory`` does: fewer candidates at the top of the tree."""
+    rhs = b.offset - a.offset
+    coef: list[int] = []
+    bound: list[int] = []
+    dims: list[int] = []
+    k = 0
+    for shape, strides, sign in ((a.shape, a.strides, 1), (b.shape, b.strides, -1)):
+        for n, s in zip(shape, strides, strict=True):
+            if n > 1 and s:
+                c = sign * s
+                if c < 0:
+                    rhs -= c * (n - 1)
+                    c = -c
+                    dims.append(~k)
+                else:
+                    dims.append(k)
+                coef.append(c)
+                bound.append(n - 1)
+            elif n == 0:
+                return None
+            k += 1
+    total = sum(map(operator.mul, coef, bound))
+    if rhs < 0 or rhs > total:
+        return None
+    if not coef or (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
+        return ((0,) * len(a.shape), (0,) * len(b.shape)) if witness else True
+    mirror = total - rhs < rhs
+    found = _dfs.search(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS,
+                        compiled_budget=_COMPILED_STEPS)
+    if found is None or found is False or not witness:
         return found
-    coord = [0] * (a.ndim + b.ndim)
-    for k, v, n, flip in zip(dims, found, bound, flips, strict=True):
-        coord[k] = n - v if flip else v
-    x, y = tuple(coord[:a.ndim]), tuple(coord[a.ndim:])
+    coord = [0] * k
+    for d, v, n in zip(dims, found, bound, strict=True):
+        if mirror:
+            v = n - v
+        if d < 0:
+            coord[~d] = n - v
+        else:
+            coord[d] = v
+    x, y = tuple(coord[:len(a.shape)]), tuple(coord[len(a.shape):])
     assert a(*x) == b(*y), (a, b, x, y)
     return x, y
 
@@ -364,7 +369,7 @@ def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list
     coef = [abs(strides[d]) for d in live]
     centre = [shape[d] - 1 for d in live]
     found = _dfs.search(coef, [2 * m for m in centre], sum(s * m for s, m in zip(coef, centre, strict=True)),
-                        _QUICK_STEPS, avoid=centre)
+                        _QUICK_STEPS, avoid=centre, compiled_budget=_COMPILED_STEPS)
     if found is None or found is False:
         return found
     c = [0] * len(shape)

@@ -98,9 +98,9 @@ def test_lattice_solver_on_hidden_structure(m):
 # -- the public functions through each path -----------------------------------------------------
 PATHS = {
     "default": {},
-    "no_quick_search": {"_QUICK_STEPS": 0},
-    "lattice_only": {"_QUICK_STEPS": 0, "_LATTICE_ABOVE": -1},
-    "enumeration_only": {"_QUICK_STEPS": 0, "_LATTICE_ABOVE": float("inf")},
+    "no_quick_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0},
+    "lattice_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_LATTICE_ABOVE": -1},
+    "enumeration_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_LATTICE_ABOVE": float("inf")},
 }
 
 
