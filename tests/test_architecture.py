@@ -12,7 +12,8 @@ import pytest
 
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
-    "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_lattice", "_typing",
+    "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle", "_dfs", "_dfs_compiled", "_lattice",
+    "_typing",
     "canonical", "errors", "layout", "oracle", "overlap", "views",
 )
 
