@@ -19,28 +19,29 @@ from __future__ import annotations
 import math
 import operator
 import os
+from typing import Any
 
 import numpy as np
 
-__all__ = ["compiled_kernel", "search", "search_python"]
+__all__ = ["compiled", "search", "search_python"]
 
 _INT31 = 1 << 31
 _INT62 = 1 << 62
-_compiled: list = []  # [kernel] once loaded; [None] when numba is missing or disabled
+_compiled: list[Any] = []  # [the module] once loaded; [None] when numba is missing or disabled
 
 
-def compiled_kernel():
-    """The numba kernel of :mod:`._dfs_compiled` (loaded, and compiled or read from numba's
-    cache, on the first call), or ``None`` when numba cannot be imported or the environment
-    variable ``FUNCTIONAL_STRIDES_NO_NUMBA`` is set to a non-empty value."""
+def compiled() -> Any:
+    """The module :mod:`._dfs_compiled` (its kernels compiled, or read from numba's cache, on
+    the first call: see that module), or ``None`` when numba cannot be imported or the
+    environment variable ``FUNCTIONAL_STRIDES_NO_NUMBA`` is set to a non-empty value."""
     if not _compiled:
-        kernel = None
+        module = None
         if not os.environ.get("FUNCTIONAL_STRIDES_NO_NUMBA"):
             try:
-                from ._dfs_compiled import kernel
+                from . import _dfs_compiled as module
             except ImportError:
-                kernel = None
-        _compiled.append(kernel)
+                module = None
+        _compiled.append(module)
     return _compiled[0]
 
 
@@ -53,14 +54,14 @@ def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | N
     is available and the numbers fit its int64 arithmetic (coefficients below ``2**31``,
     ``|b| + sum s_k u_k`` below ``2**62``); else :func:`search_python` with ``budget`` steps.
     Both search the same tree in the same order: with equal budgets, equal answers."""
-    kernel = _compiled[0] if _compiled else compiled_kernel()
-    if kernel is None or max(s) >= _INT31 or abs(b) + sum(map(operator.mul, s, u)) >= _INT62:
+    module = _compiled[0] if _compiled else compiled()
+    if module is None or max(s) >= _INT31 or abs(b) + sum(map(operator.mul, s, u)) >= _INT62:
         return search_python(s, u, b, budget, avoid)
     n = len(s)
     steps = budget if compiled_budget is None else compiled_budget
     packed = np.array([n, min(steps, _INT62), b, avoid is not None, *s, *u, *(avoid or (0,) * n), *(0,) * n],
                       np.int64)
-    status = kernel(packed)
+    status = module.kernel(packed)
     if status == 1:
         return packed[4 + 3 * n:].tolist()
     return None if status == 0 else False

@@ -267,7 +267,9 @@ def overlaps(a: Layout, b: Layout) -> bool:
       (True, False)
 
     Semantics: ``numpy.shares_memory``; see :func:`overlap_witness` for the shared pair."""
-    quick = _quick_pair(_concrete_offset("a", a), _concrete_offset("b", b), witness=False)
+    if type(a.offset) is not int or type(b.offset) is not int:
+        a, b = _concrete_offset("a", a), _concrete_offset("b", b)
+    quick = _quick_pair(a, b, witness=False)
     if quick is not False:
         return quick is not None
     return overlap_witness(a, b) is not None
@@ -275,7 +277,24 @@ def overlaps(a: Layout, b: Layout) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None:
-    """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative."""
+    """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative.
+
+    The fast paths and the bounded search run compiled (:func:`._dfs_compiled.internal`) when
+    numba is available and the numbers fit in int64, else in Python below."""
+    module = _dfs._compiled[0] if _dfs._compiled else _dfs.compiled()
+    status = -2
+    if module is not None:
+        n = len(shape)
+        try:
+            packed = np.array([n, _COMPILED_STEPS, *shape, *strides, *(0,) * n], np.int64)
+        except OverflowError:  # an extent or stride beyond int64: Python integers below
+            packed = None
+        if packed is not None:
+            status = module.internal(packed)
+            if status == 0:
+                return None
+            if status == 1:
+                return _difference_witness(packed[2 + 2 * n:].tolist(), strides)
     if 0 in shape:
         return None
     live = [d for d, n in enumerate(shape) if n > 1]
@@ -290,9 +309,10 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
-    quick = _quick_internal(shape, strides, live)
-    if quick is not False:
-        return quick
+    if status == -2:  # the compiled search did not run (status -1: it ran out of steps)
+        quick = _quick_internal(shape, strides, live)
+        if quick is not False:
+            return quick
     sign = [1 if s > 0 else -1 for s in strides]
     variables = [_Var(-(shape[d] - 1), shape[d] - 1, abs(strides[d]), _base_lift(d, sign[d])) for d in live]
     found = _solve(variables, 0, nonzero=True)
@@ -301,6 +321,12 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     c = [0] * len(shape)
     for d, value in found:
         c[d] = value
+    return _difference_witness(c, strides)
+
+
+def _difference_witness(c: list[int], strides: tuple[int, ...]) -> Witness:
+    """The colliding pair ``(max(c, 0), max(-c, 0))`` of a nonzero ``c`` with ``sum c*s == 0``,
+    in row-major order."""
     x = tuple(max(v, 0) for v in c)
     y = tuple(max(-v, 0) for v in c)
     assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
@@ -310,7 +336,34 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
 # -- a quick bounded search first ------------------------------------------------------------
 def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
     """:func:`overlap_witness` by the fast paths and a bounded depth-first search; ``False``
-    when undecided; with ``witness=False`` any true value stands for a witness.
+    when undecided; with ``witness=False``, ``True`` stands for a witness.
+
+    Compiled (:func:`._dfs_compiled.pair`, one call) when numba is available and the numbers
+    fit in int64, else :func:`_quick_pair_python`; both give the same answers."""
+    module = _dfs._compiled[0] if _dfs._compiled else _dfs.compiled()
+    if module is not None:
+        na, nb = len(a.shape), len(b.shape)
+        try:
+            packed = np.array([na, nb, a.offset, b.offset, _COMPILED_STEPS, *a.shape, *a.strides,
+                               *b.shape, *b.strides, *(0,) * (na + nb)], np.int64)
+        except OverflowError:  # an offset, extent or stride beyond int64: Python integers
+            packed = None
+        if packed is not None:
+            status = module.pair(packed)
+            if status == 1:
+                if not witness:
+                    return True
+                coord = packed[5 + 2 * (na + nb):].tolist()
+                x, y = tuple(coord[:na]), tuple(coord[na:])
+                assert _index(a, x) == _index(b, y), (a, b, x, y)
+                return x, y
+            if status != -2:
+                return None if status == 0 else False
+    return _quick_pair_python(a, b, witness)
+
+
+def _quick_pair_python(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
+    """:func:`_quick_pair` in Python (any integer sizes).
 
     Offsets are Python ints. Unknowns ``x_k`` in ``[0, n_k - 1]`` for the dims of extent > 1
     and nonzero stride; ``a``'s enter ``sum c_k x_k == b.offset - a.offset`` with ``+stride``,
@@ -345,8 +398,7 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
     if not coef or (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
         return ((0,) * len(a.shape), (0,) * len(b.shape)) if witness else True
     mirror = total - rhs < rhs
-    found = _dfs.search(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS,
-                        compiled_budget=_COMPILED_STEPS)
+    found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS)
     if found is None or found is False or not witness:
         return found
     coord = [0] * k
@@ -358,8 +410,13 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
         else:
             coord[d] = v
     x, y = tuple(coord[:len(a.shape)]), tuple(coord[len(a.shape):])
-    assert a(*x) == b(*y), (a, b, x, y)
+    assert _index(a, x) == _index(b, y), (a, b, x, y)
     return x, y
+
+
+def _index(layout: Layout, coord: Coord) -> int:
+    """``layout(*coord)`` without its argument checks (for internal assertions)."""
+    return layout.offset + sum(map(operator.mul, coord, layout.strides))
 
 
 def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list[int]
@@ -368,17 +425,14 @@ def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list
     with ``0 <= x_d <= 2(n_d-1)`` and ``x != (n_d-1)``; then ``c_d = x_d - (n_d-1)``."""
     coef = [abs(strides[d]) for d in live]
     centre = [shape[d] - 1 for d in live]
-    found = _dfs.search(coef, [2 * m for m in centre], sum(s * m for s, m in zip(coef, centre, strict=True)),
-                        _QUICK_STEPS, avoid=centre, compiled_budget=_COMPILED_STEPS)
+    target = sum(s * m for s, m in zip(coef, centre, strict=True))
+    found = _dfs.search_python(coef, [2 * m for m in centre], target, _QUICK_STEPS, avoid=centre)
     if found is None or found is False:
         return found
     c = [0] * len(shape)
     for d, v, m in zip(live, found, centre, strict=True):
         c[d] = (v - m) if strides[d] > 0 else (m - v)
-    x = tuple(max(v, 0) for v in c)
-    y = tuple(max(-v, 0) for v in c)
-    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
-    return (x, y) if x < y else (y, x)
+    return _difference_witness(c, strides)
 
 
 # -- the solver -----------------------------------------------------------------------------
