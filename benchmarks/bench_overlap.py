@@ -23,9 +23,15 @@ Families (both answers in each; the answers must agree, or the script fails):
 * ``internal``: self-overlap of one layout, ``has_internal_overlap`` against NumPy's
   ``internal_overlap`` test helper (exact), when NumPy ships it.
 
-Per case: our time (first call, caches cleared), NumPy's, ours/numpy and both answers.
-Times are medians of ``--repeat`` runs, but a case whose NumPy call takes over a second is
-run once. ``--small`` keeps only cases NumPy solves in milliseconds (a smoke run).
+Per case: our time (every call from scratch: no cache is kept between calls), NumPy's,
+ours/numpy and both answers. Times are medians of ``--repeat`` samples taken alternately
+(ours, NumPy's, ours, ...); a sample of a call faster than about 2 ms times a loop of calls
+(about 2 ms in all), and a call over a second is timed once. ``--small`` keeps only cases
+NumPy solves in milliseconds (a smoke run).
+
+Our overlap search runs compiled with numba when numba is installed (``pip install
+functional_strides[fast]``): the header says which; ``FUNCTIONAL_STRIDES_NO_NUMBA=1`` times
+the pure-Python fallback.
 """
 
 from __future__ import annotations
@@ -128,15 +134,30 @@ def _numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
     return as_strided(buffer[layout.offset:], layout.shape, layout.strides)
 
 
-def _timed(fn, repeat: int) -> tuple[float, Any]:
-    times, result = [], None
+def _per_call(fn, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number
+
+
+def _timed_pair(ours, theirs, repeat: int) -> tuple[float, Any, float, Any]:
+    """Median seconds per call of ``ours`` and ``theirs``, sampled alternately (ours, theirs,
+    ours, ...), and their answers. A sample times a loop of ``number`` calls, chosen so that
+    a sample of the slower side lasts about 2 ms (one call for calls slower than that); a
+    side whose single call takes over a second is sampled once."""
+    start = time.perf_counter()
+    ans_ours = ours()
+    first_ours = time.perf_counter() - start
+    start = time.perf_counter()
+    ans_theirs = theirs()
+    first_theirs = time.perf_counter() - start
+    number = max(1, min(10_000, int(2e-3 / max(first_ours, first_theirs, 1e-7))))
+    t_ours, t_theirs = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-        if times[-1] > 1.0:
-            break
-    return statistics.median(times), result
+        t_ours.append(first_ours if first_ours > 1.0 else _per_call(ours, number))
+        t_theirs.append(first_theirs if first_theirs > 1.0 else _per_call(theirs, number))
+    return statistics.median(t_ours), ans_ours, statistics.median(t_theirs), ans_theirs
 
 
 def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
@@ -159,8 +180,7 @@ def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
 
         def theirs():
             return bool(np.shares_memory(va, vb, max_work=None))
-    t_np, ans_np = _timed(theirs, repeat)
-    t_ours, ans_ours = _timed(ours, repeat)
+    t_ours, ans_ours, t_np, ans_np = _timed_pair(ours, theirs, repeat)
     if ans_ours != ans_np:
         raise AssertionError(f"answers differ on {case['family']} {case['name']}: ours {ans_ours}, "
                              f"numpy {ans_np} (a={a}, b={b})")
@@ -209,7 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
     if np_internal is not None:
         cases += internal_cases(args.small)
-    header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
+    from functional_strides import _dfs
+    module = _dfs.compiled()  # loaded (and compiled, or read from numba's cache) before any timing
+    engine = f"numba {sys.modules['numba'].__version__}" if module is not None else "no numba (pure Python)"
+    header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, {engine}; "
               f"repeat {args.repeat}{' (--small)' if args.small else ''}; "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(header)

@@ -109,7 +109,8 @@ _MAX_ROUNDS = 64  # reduction rounds (each shrinks something; the cap only bound
 _CHUNK = 1 << 22  # candidates materialised at once while building a side set
 _INT64_SAFE = 1 << 62
 _QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first, in Python
-_COMPILED_STEPS = 1 << 16  # ... and compiled (numba), at about 20 ns a step
+_COMPILED_STEPS = 1 << 16  # ... and compiled (numba), at 10-70 ns a step
+_REDUCED_STEPS = 1 << 17  # compiled steps on the reduced equation, before a large search
 _LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
 _LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
 _FLOAT_SAFE = 1 << 52  # ... and its values stay in float64's exact range
@@ -327,9 +328,9 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
 def _difference_witness(c: list[int], strides: tuple[int, ...]) -> Witness:
     """The colliding pair ``(max(c, 0), max(-c, 0))`` of a nonzero ``c`` with ``sum c*s == 0``,
     in row-major order."""
-    x = tuple(max(v, 0) for v in c)
-    y = tuple(max(-v, 0) for v in c)
-    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
+    x = tuple([v if v > 0 else 0 for v in c])
+    y = tuple([0 if v > 0 else -v for v in c])
+    assert x != y and sum(map(operator.mul, strides, c)) == 0, c
     return (x, y) if x < y else (y, x)
 
 
@@ -634,8 +635,16 @@ def _pair_hits(t: np.ndarray, a: _Var, b: _Var) -> tuple[np.ndarray, np.ndarray,
 
 # -- meet-in-the-middle search ----------------------------------------------------------------
 def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None:
-    """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other."""
+    """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other.
+
+    When that search would be large (``cost > _LATTICE_ABOVE``), the compiled depth-first
+    search first gets ``_REDUCED_STEPS`` steps on the reduced equation (whose ranges the
+    reductions have narrowed: often a far smaller tree than the first stage's)."""
     cost, side, other = _plan(variables)
+    if cost > _LATTICE_ABOVE and _REDUCED_STEPS:
+        found = _reduced_search(variables, target, nonzero)
+        if found is not False:
+            return found
     magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
     if cost > _LATTICE_ABOVE and len(variables) <= _LATTICE_MAX_UNKNOWNS and magnitude < _FLOAT_SAFE:
         z = _lattice.solve([v.s for v in variables], [v.lo for v in variables],
@@ -675,6 +684,21 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
         return None
     value = int(wanted[hits[0]])
     return first.lift(value) + second.lift(target - value)
+
+
+def _reduced_search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None | bool:
+    """The compiled depth-first search on ``sum z*s == target``, ``lo <= z <= hi`` (``z != 0``
+    when ``nonzero``), as ``x = z - lo`` in ``[0, hi - lo]`` (``z = 0`` is ``x = -lo``, the
+    solution to avoid); ``False`` when it is not compiled, does not fit in int64, or runs out
+    of steps."""
+    if (_dfs._compiled[0] if _dfs._compiled else _dfs.compiled()) is None:
+        return False
+    found = _dfs.search([v.s for v in variables], [v.hi - v.lo for v in variables],
+                        target - sum(v.s * v.lo for v in variables), 0,
+                        [-v.lo for v in variables] if nonzero else None, compiled_budget=_REDUCED_STEPS)
+    if found is None or found is False:
+        return found
+    return [p for v, x in zip(variables, found, strict=True) for p in v.lift(v.lo + x)]
 
 
 def _plan(variables: list[_Var]) -> tuple[float, list[_Var], list[_Var]]:
