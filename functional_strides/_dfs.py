@@ -1,9 +1,10 @@
 """A bounded depth-first search for ``sum s_k x_k == b``, ``0 <= x_k <= u_k`` (``s_k > 0``).
 
-Pure Python, no ``jax`` import. :mod:`functional_strides.overlap` runs it first, with a small
-work budget: on the equations of everyday views (and on most pairs whose index sets do meet)
-it finds a solution, or proves there is none, within a few dozen steps, far cheaper than the
-reductions and searches that follow.
+Pure Python, no ``jax`` import; :mod:`._dfs_compiled` runs the same search compiled with
+numba when numba is installed (:func:`search` picks). :mod:`functional_strides.overlap` runs
+it first, with a work budget: on the equations of everyday views (and on most pairs whose
+index sets do meet) it finds a solution, or proves there is none, within a few dozen to a
+few thousand steps, far cheaper than the reductions and searches that follow.
 
 The unknowns are taken largest coefficient first. With ``g_j = gcd(s_0..s_j)``, the first
 ``j`` unknowns contribute ``g_{j-1} y`` with ``0 <= y <= Y_{j-1} = sum_{i<j} s_i u_i / g_{j-1}``,
