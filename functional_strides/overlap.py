@@ -285,22 +285,15 @@ def overlaps(a: Layout, b: Layout) -> bool:
 def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None:
     """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative.
 
-    The fast paths and the bounded search run compiled (:func:`._dfs_compiled.internal`) when
-    numba is available and the numbers fit in int64, else in Python below."""
-    module = _dfs._compiled[0] if _dfs._compiled else _dfs.compiled()
+    The fast paths and the bounded search run compiled (:func:`._dfs_compiled.internal`, one
+    call) when numba is available and the numbers fit in int64, else in Python below. Numba
+    is loaded on the first query that the Python fast paths leave open, so that queries they
+    decide never pay its import."""
     status = -2
-    if module is not None:
-        n = len(shape)
-        try:
-            packed = np.array([n, _COMPILED_STEPS, *shape, *strides, *(0,) * n], np.int64)
-        except OverflowError:  # an extent or stride beyond int64: Python integers below
-            packed = None
-        if packed is not None:
-            status = module.internal(packed)
-            if status == 0:
-                return None
-            if status == 1:
-                return _difference_witness(packed[2 + 2 * n:].tolist(), strides)
+    if _dfs._compiled:  # numba loaded (or known absent)
+        status, found = _internal_compiled(shape, strides)
+        if status >= 0:
+            return found
     if 0 in shape:
         return None
     live = [d for d, n in enumerate(shape) if n > 1]
@@ -315,6 +308,11 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
+    if not _dfs._compiled:
+        _dfs.compiled()
+        status, found = _internal_compiled(shape, strides)
+        if status >= 0:
+            return found
     if status == -2:  # the compiled search did not run (status -1: it ran out of steps)
         quick = _quick_internal(shape, strides, live)
         if quick is not False:
@@ -328,6 +326,23 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     for d, value in found:
         c[d] = value
     return _difference_witness(c, strides)
+
+
+def _internal_compiled(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, Witness | None]:
+    """``(status, answer)`` of :func:`._dfs_compiled.internal`; status -2 when numba is absent
+    or a value does not fit in int64 (then the answer is for Python to find)."""
+    module = _dfs._compiled[0]
+    if module is None:
+        return -2, None
+    n = len(shape)
+    try:
+        packed = np.array([n, _COMPILED_STEPS, *shape, *strides, *(0,) * n], np.int64)
+    except OverflowError:  # an extent or stride beyond int64
+        return -2, None
+    status = module.internal(packed)
+    if status == 1:
+        return status, _difference_witness(packed[2 + 2 * n:].tolist(), strides)
+    return status, None
 
 
 def _difference_witness(c: list[int], strides: tuple[int, ...]) -> Witness:
@@ -346,7 +361,12 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
 
     Compiled (:func:`._dfs_compiled.pair`, one call) when numba is available and the numbers
     fit in int64, else :func:`_quick_pair_python`; both give the same answers."""
-    module = _dfs._compiled[0] if _dfs._compiled else _dfs.compiled()
+    if not _dfs._compiled:  # numba not loaded yet: only a query the fast paths leave open loads it
+        fast = _quick_pair_python(a, b, witness, search=False)
+        if fast is not False:
+            return fast
+        _dfs.compiled()
+    module = _dfs._compiled[0]
     if module is not None:
         na, nb = len(a.shape), len(b.shape)
         try:
@@ -368,8 +388,8 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
     return _quick_pair_python(a, b, witness)
 
 
-def _quick_pair_python(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
-    """:func:`_quick_pair` in Python (any integer sizes).
+def _quick_pair_python(a: Layout, b: Layout, witness: bool, search: bool = True) -> Witness | None | bool:
+    """:func:`_quick_pair` in Python (any integer sizes); ``search=False``: the fast paths only.
 
     Offsets are Python ints. Unknowns ``x_k`` in ``[0, n_k - 1]`` for the dims of extent > 1
     and nonzero stride; ``a``'s enter ``sum c_k x_k == b.offset - a.offset`` with ``+stride``,
@@ -403,6 +423,8 @@ def _quick_pair_python(a: Layout, b: Layout, witness: bool) -> Witness | None | 
         return None
     if not coef or (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
         return ((0,) * len(a.shape), (0,) * len(b.shape)) if witness else True
+    if not search:
+        return False
     mirror = total - rhs < rhs
     found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS)
     if found is None or found is False or not witness:

@@ -208,6 +208,25 @@ def test_values_beyond_int64_are_exact(mode, monkeypatch):
     overlap._internal_witness.cache_clear()
 
 
+def test_numba_is_loaded_only_by_a_query_the_fast_paths_leave_open(monkeypatch):
+    """Empty, disjoint, zero-stride and nested layouts (most views: slices, transposes) are
+    decided in Python, so that a first write through such a view never pays numba's import."""
+    loads = []
+    monkeypatch.setattr(_dfs, "_compiled", [])
+    monkeypatch.setattr(_dfs, "compiled", lambda: loads.append(1) or _dfs._compiled.append(None))
+    overlap._internal_witness.cache_clear()
+    assert not has_internal_overlap(Layout((3, 4), (1, 3)))                  # nested strides
+    assert internal_overlap_witness(Layout((3, 4), (0, 1))) == ((0, 0), (1, 0))  # a zero stride
+    assert not has_internal_overlap(Layout((3, 0), (1, 1)))                  # empty
+    assert not overlaps(Layout((4,), (1,), 0), Layout((4,), (1,), 10))       # disjoint ranges
+    assert overlap_witness(Layout((4,), (1,), 2), Layout((4,), (1,), 2)) == ((0,), (0,))  # equal
+    assert not loads
+    assert overlaps(Layout((4, 3), (5, 2), 0), Layout((4,), (7,), 1))         # needs a search
+    assert has_internal_overlap(Layout((5, 4), (2, 1)))
+    assert loads == [1]
+    overlap._internal_witness.cache_clear()
+
+
 def test_numba_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(_dfs, "_compiled", [])
     monkeypatch.setenv("FUNCTIONAL_STRIDES_NO_NUMBA", "1")
