@@ -1,14 +1,18 @@
 """The depth-first search of :mod:`._dfs`, compiled with numba (imported only when numba is).
 
 No ``jax`` import. Same search, same order of candidates, same step count and so the same
-answers as the pure-Python :func:`._dfs.search_python`, run as machine code: about 10-20 ns
-a step instead of about 0.7 us. Loaded lazily by :mod:`._dfs` on the first search that
-needs it; the kernel is compiled when this module is imported, from numba's on-disk cache
-(``cache=True``: a ``__pycache__`` entry next to this file, or numba's user cache directory
-when that is read-only) when one exists, else in about a second, once per environment.
+answers as the pure-Python :func:`._dfs.search_python`, run as machine code: 10-70 ns a step
+instead of about 0.7 us. :func:`pair` and :func:`internal` also run the fast paths around
+the search of :mod:`.overlap`, so that a query is one call (about 0.2 us of dispatch).
+Loaded lazily by :mod:`._dfs` on the first query that needs it; the kernels are compiled
+when this module is imported, from numba's on-disk cache (``cache=True``: a ``__pycache__``
+entry next to this file, or numba's user cache directory when that is read-only; 0.4-1 s)
+when one exists, else once per environment (about 3 s of CPU time).
 
-The kernel works in int64: :mod:`._dfs` calls it only when every coefficient is below
-``2**31`` and ``|b| + sum s_k u_k`` below ``2**62``, so no product or sum can overflow.
+The kernels work in int64: :func:`kernel` is called only when every coefficient is below
+``2**31`` and ``|b| + sum s_k u_k`` below ``2**62``, and :func:`pair` and :func:`internal`
+check the same bounds themselves (in floating point, before any integer product) and answer
+-2, leaving the query to Python integers, when they do not hold: no product or sum overflows.
 """
 
 from __future__ import annotations
