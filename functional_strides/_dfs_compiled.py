@@ -187,6 +187,14 @@ def pair(packed: np.ndarray) -> int:  # pragma: no cover - compiled
         return 0
     if k == 0:
         return 1 if rhs == 0 else 0
+    if na == nb and packed[2] == packed[3]:  # equal layouts: the first element (out is zeros)
+        same = True
+        for d in range(2 * na):
+            if packed[5 + d] != packed[5 + 2 * na + d]:
+                same = False
+                break
+        if same:
+            return 1
     mirror = total - rhs < rhs
     x = np.zeros(k, np.int64)
     status = _search(coef[:k], bound[:k], x, x, total - rhs if mirror else rhs, budget, False)
