@@ -33,14 +33,15 @@ _compiled: list[Any] = []  # [the module] once loaded; [None] when numba is miss
 
 def compiled() -> Any:
     """The module :mod:`._dfs_compiled` (its kernels compiled, or read from numba's cache, on
-    the first call: see that module), or ``None`` when numba cannot be imported or the
-    environment variable ``FUNCTIONAL_STRIDES_NO_NUMBA`` is set to a non-empty value."""
+    the first call: see that module), or ``None`` when numba cannot be imported, cannot
+    compile or cache the kernels, or the environment variable ``FUNCTIONAL_STRIDES_NO_NUMBA``
+    is set to a non-empty value; then the searches run in Python."""
     if not _compiled:
         module = None
         if not os.environ.get("FUNCTIONAL_STRIDES_NO_NUMBA"):
             try:
                 from . import _dfs_compiled as module
-            except ImportError:
+            except (ImportError, RuntimeError, OSError):  # no numba; or no usable cache location
                 module = None
         _compiled.append(module)
     return _compiled[0]
