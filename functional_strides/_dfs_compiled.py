@@ -6,8 +6,8 @@ instead of about 0.7 us. :func:`pair` and :func:`internal` also run the fast pat
 the search of :mod:`.overlap`, so that a query is one call (about 0.2 us of dispatch).
 Loaded lazily by :mod:`._dfs` on the first query that needs it; the kernels are compiled
 when this module is imported, from numba's on-disk cache (``cache=True``: a ``__pycache__``
-entry next to this file, or numba's user cache directory when that is read-only; 0.4-1 s)
-when one exists, else once per environment (about 3 s of CPU time).
+entry next to this file, or numba's user cache directory when that is read-only; about
+0.35 s) when one exists, else once per environment (about 3 s).
 
 The kernels work in int64: :func:`kernel` is called only when every coefficient is below
 ``2**31`` and ``|b| + sum s_k u_k`` below ``2**62``, and :func:`pair` and :func:`internal`
