@@ -23,9 +23,15 @@ Families (both answers in each; the answers must agree, or the script fails):
 * ``internal``: self-overlap of one layout, ``has_internal_overlap`` against NumPy's
   ``internal_overlap`` test helper (exact), when NumPy ships it.
 
-Per case: our time (first call, caches cleared), NumPy's, ours/numpy and both answers.
-Times are medians of ``--repeat`` runs, but a case whose NumPy call takes over a second is
-run once. ``--small`` keeps only cases NumPy solves in milliseconds (a smoke run).
+Per case: our time (every call from scratch: no cache is kept between calls), NumPy's,
+ours/numpy and both answers. Times are the fastest of ``--repeat`` samples taken
+alternately (ours, NumPy's, ours, ...); a sample of a call faster than about 2 ms times a
+loop of calls (about 2 ms in all), and a call over a second is timed once. ``--small`` keeps only cases
+NumPy solves in milliseconds (a smoke run).
+
+Our overlap search runs compiled with numba when numba is installed (``pip install
+functional_strides[fast]``): the header says which; ``FUNCTIONAL_STRIDES_NO_NUMBA=1`` times
+the pure-Python fallback.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ from numpy.lib.stride_tricks import as_strided
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from functional_strides import Layout, overlap  # noqa: E402
+import functional_strides as fs  # noqa: E402
+from functional_strides import Layout  # noqa: E402
 
 DOC_A = Layout((1049, 1049, 1049), (36674, 61119, 85569), 0)
 DOC_B_STRIDES, DOC_BASE = (12223, 12224, 1), 64023025
@@ -92,7 +99,7 @@ def random_wide_pair(rng: random.Random) -> tuple[Layout, Layout]:
 
 
 def _answer(a: Layout, b: Layout) -> bool:
-    return overlap.overlaps(a, b)
+    return fs.overlaps(a, b)
 
 
 def random_cases(small: bool, seed: int) -> list[dict[str, Any]]:
@@ -128,15 +135,32 @@ def _numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
     return as_strided(buffer[layout.offset:], layout.shape, layout.strides)
 
 
-def _timed(fn, repeat: int) -> tuple[float, Any]:
-    times, result = [], None
+def _per_call(fn, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - start) / number
+
+
+def _timed_pair(ours, theirs, repeat: int) -> tuple[float, Any, float, Any]:
+    """Seconds per call of ``ours`` and ``theirs`` (the fastest of ``repeat`` samples each,
+    taken alternately: ours, theirs, ours, ...), and their answers. A sample times a loop of
+    ``number`` calls, chosen so that a sample of the slower side lasts about 2 ms (one call
+    for calls slower than that); a side whose single call takes over a second is sampled
+    once. The fastest sample is the one least disturbed by other work on the machine (as
+    ``timeit`` advises); alternating keeps both sides under the same conditions."""
+    start = time.perf_counter()
+    ans_ours = ours()
+    first_ours = time.perf_counter() - start
+    start = time.perf_counter()
+    ans_theirs = theirs()
+    first_theirs = time.perf_counter() - start
+    number = max(1, min(10_000, int(2e-3 / max(first_ours, first_theirs, 1e-7))))
+    t_ours, t_theirs = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-        if times[-1] > 1.0:
-            break
-    return statistics.median(times), result
+        t_ours.append(first_ours if first_ours > 1.0 else _per_call(ours, number))
+        t_theirs.append(first_theirs if first_theirs > 1.0 else _per_call(theirs, number))
+    return min(t_ours), ans_ours, min(t_theirs), ans_theirs
 
 
 def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
@@ -146,21 +170,20 @@ def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
 
     if b is None:
         def ours():
-            overlap._internal_witness.cache_clear()
-            return overlap.has_internal_overlap(a)
+            fs.clear_caches()  # a cold query each time: self-overlap answers are cached
+            return fs.has_internal_overlap(a)
         view = _numpy_view(buffer, a)
 
         def theirs():
             return bool(np_internal(view, max_work=-1))
     else:
         def ours():
-            return overlap.overlaps(a, b)
+            return fs.overlaps(a, b)
         va, vb = _numpy_view(buffer, a), _numpy_view(buffer, b)
 
         def theirs():
             return bool(np.shares_memory(va, vb, max_work=None))
-    t_np, ans_np = _timed(theirs, repeat)
-    t_ours, ans_ours = _timed(ours, repeat)
+    t_ours, ans_ours, t_np, ans_np = _timed_pair(ours, theirs, repeat)
     if ans_ours != ans_np:
         raise AssertionError(f"answers differ on {case['family']} {case['name']}: ours {ans_ours}, "
                              f"numpy {ans_np} (a={a}, b={b})")
@@ -197,7 +220,7 @@ def markdown(rows: list[dict[str, Any]], summary: list[dict[str, Any]], header: 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--small", action="store_true", help="only cases NumPy solves fast (a few seconds in all)")
-    p.add_argument("--repeat", type=int, default=5, help="runs per case (median); default 5")
+    p.add_argument("--repeat", type=int, default=7, help="samples per case (the fastest counts); default 7")
     p.add_argument("--seed", type=int, default=0, help="seed of the random families; default 0")
     p.add_argument("--json", type=Path, help="write the rows and summary here")
     p.add_argument("--markdown", type=Path, help="write a markdown section (tables) here")
@@ -209,7 +232,13 @@ def main(argv: list[str] | None = None) -> int:
     cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
     if np_internal is not None:
         cases += internal_cases(args.small)
-    header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
+    # a first query that needs the search loads the compiled search (numba compiles it, or
+    # reads its cache) before any timing
+    first = docstring_cases(True)[0]
+    _answer(first["a"], first["b"])
+    engine = (f"numba {sys.modules['numba'].__version__}" if "numba" in sys.modules
+              else "no numba (pure Python)")
+    header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, {engine}; "
               f"repeat {args.repeat}{' (--small)' if args.small else ''}; "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(header)

@@ -3,7 +3,7 @@
 Prints, for each layout, the run time of every path that applies (best of ``--repeats``
 interleaved runs after one warm-up, inside ``jax.jit``), its ratio to the element gather, the native XLA
 op where one exists, compile time, HLO size and XLA's temp bytes. The constants
-``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in ``functional_strides/lowering.py`` come
+``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in ``functional_strides/_lowering.py`` come
 from the "windows" table; ``P_TILE_BYTES``, ``Q_TILE_MAX`` and ``TILED_MIN_ELEMENTS`` in
 ``functional_strides/_tiled.py`` from the "permutes" table, which times every formulation of
 a permute tried (medians of interleaved rounds, with an A/A column: XLA's transpose against a

@@ -1,4 +1,4 @@
-"""Measure the write paths of ``functional_strides._scatter.write`` side by side.
+"""Measure the write paths of ``functional_strides.write`` side by side.
 
 For each case (a view, a storage size and a mode) prints the run time of every path that
 applies, inside ``jax.jit``, and its ratio to the element scatter -- one XLA scatter of
@@ -7,7 +7,7 @@ used before the structured paths -- twice: plain (the storage is copied, then wr
 with the storage donated (``jax.jit(f, donate_argnums=0)`` in a loop carrying the storage,
 so XLA may write in place, touching only the view). Times are the best of ``--repeats``
 interleaved rounds after one warm-up; compile time and XLA's temp bytes are printed too.
-The constants ``STRUCTURED_*`` and ``ROW_SCATTER_*`` in ``functional_strides/scatter.py``
+The constants ``STRUCTURED_*`` and ``ROW_SCATTER_*`` in ``functional_strides/_scatter.py``
 come from these tables; ``T(slices)`` is a candidate measured for overlap-add (the transpose
 of the read's shifted slices) that is not a write path.
 
@@ -33,7 +33,6 @@ import numpy as np  # noqa: E402
 from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
-from functional_strides import scatter  # noqa: E402
 from functional_strides._layout import Layout  # noqa: E402
 from functional_strides._lowering import index_dtype, materialize, storage_indices  # noqa: E402
 from functional_strides._overlap import internal_overlap_witness, is_monotone  # noqa: E402
@@ -46,10 +45,10 @@ def element_scatter(storage, layout: Layout, values, mode: str):
     combined), jnp's ``storage.at[idx]`` with iota indices, declared unique when the view
     does not overlap itself and sorted when it is monotone. An overlapping ``set``, whose
     winner ``.at[]`` leaves undefined, takes the library's element scatter instead
-    (``scatter.write(..., overlap="last", method="scatter")``: last write wins)."""
+    (``fs.write(..., overlap="last", method="scatter")``: last write wins)."""
     overlapping = internal_overlap_witness(layout) is not None
     if overlapping and mode == "set":
-        return scatter.write(storage, layout, values, mode=mode, overlap="last", method="scatter")
+        return fs.write(storage, layout, values, mode=mode, overlap="last", method="scatter")
     idx = storage_indices(layout.shape, layout.strides, layout.offset, index_dtype(layout, storage.shape[0]))
     return getattr(storage.at[idx], _AT[mode])(values, unique_indices=not overlapping,
                                                indices_are_sorted=is_monotone(layout),
@@ -66,12 +65,12 @@ def slices_transposed(storage, layout: Layout, values, mode: str):
 
 def candidates(layout: Layout, n: int, mode: str) -> list[tuple[str, object]]:
     out = [("element", lambda s, v: element_scatter(s, layout, v, mode))]
-    for method in scatter.METHODS[1:]:
+    for method in fs.WRITE_METHODS[1:]:
         try:
-            scatter.write_plan(layout, n, mode=mode, method=method)
+            fs.write_plan(layout, n, mode=mode, method=method)
         except fs.LayoutError:
             continue
-        out.append((method, lambda s, v, m=method: scatter.write(s, layout, v, mode=mode, overlap="last",
+        out.append((method, lambda s, v, m=method: fs.write(s, layout, v, mode=mode, overlap="last",
                                                                   method=m)))
     try:
         fs.read_plan(layout, "slices")
@@ -123,7 +122,7 @@ def measure(name: str, layout: Layout, n: int, mode: str, repeats: int) -> list[
     times = _best([lambda f=f: f(storage, src) for f in plain] + [carried(i) for i in range(len(cands))],
                   repeats)
     t_plain, t_don = times[: len(cands)], times[len(cands):]
-    auto = scatter.write_plan(layout, n, mode=mode)
+    auto = fs.write_plan(layout, n, mode=mode)
     print(f"\n{name}: {mode} through {layout} over {n} elements; auto -> {auto}")
     print(f"  {'path':<12} {'plain ms':>9} {'/element':>9} {'donated ms':>11} {'/element':>9} "
           f"{'compile s':>10} {'temp MiB':>9}")

@@ -14,6 +14,7 @@ from . import numpy as numpy
 from . import oracle as oracle
 from . import sharded as sharded
 from . import views as views
+from ._caches import clear_caches as clear_caches
 from ._dtype_views import view_as_complex as view_as_complex
 from ._dtype_views import view_as_real as view_as_real
 from ._errors import IndexTypeError as IndexTypeError
@@ -31,7 +32,7 @@ from ._interop import from_torch as from_torch
 from ._interop import to_torch as to_torch
 from ._layout import Layout as Layout
 from ._layout import contiguous_strides as contiguous_strides
-from ._lowering import METHODS as METHODS
+from ._lowering import METHODS as READ_METHODS
 from ._lowering import materialize as materialize
 from ._lowering import read_plan as read_plan
 from ._memory_format import MemoryFormat as MemoryFormat
@@ -73,6 +74,7 @@ from ._ops import view as view
 from ._overlap import has_internal_overlap as has_internal_overlap
 from ._overlap import internal_overlap_witness as internal_overlap_witness
 from ._overlap import overlap_witness as overlap_witness
+from ._scatter import METHODS as WRITE_METHODS
 from ._scatter import write as write
 from ._scatter import write_plan as write_plan
 from ._strided import StridedArray as StridedArray
@@ -89,14 +91,15 @@ __all__ = [
     "Layout",
     "LayoutError",
     "LayoutTypeError",
-    "METHODS",
     "MemoryFormat",
     "OutOfRangeError",
     "OverlapError",
+    "READ_METHODS",
     "StorageError",
     "StridedArray",
     "T",
     "ViewError",
+    "WRITE_METHODS",
     "as_strided",
     "as_strided_scatter",
     "ascend",
@@ -104,6 +107,7 @@ __all__ = [
     "channels_last",
     "channels_last_3d",
     "chunk",
+    "clear_caches",
     "clone",
     "contiguous",
     "contiguous_format",

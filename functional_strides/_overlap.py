@@ -14,14 +14,19 @@ solved by :func:`_solve`: find integers ``z_k`` with ``lo_k <= z_k <= hi_k`` and
 
 Three stages, each exact:
 
-1. A depth-first search with a budget of ``_QUICK_STEPS`` steps (:mod:`._dfs`, the bounded
-   Euclid search NumPy's ``shares_memory`` runs, on NumPy's choice of the smaller of the two
-   mirrored right-hand sides). It decides everyday views and most colliding pairs in a few
-   dozen steps; past its budget it hands over, having spent about a millisecond at most.
+1. A depth-first search (:mod:`._dfs`, the bounded Euclid search NumPy's ``shares_memory``
+   runs, on NumPy's choice of the smaller of the two mirrored right-hand sides), with the
+   fast paths (empty, disjoint index ranges, zero strides, nested strides). Compiled with
+   numba when it is installed (:mod:`._dfs_compiled`: one call, ``_COMPILED_STEPS`` steps
+   of 10-70 ns, about NumPy's own speed), else in Python (``_QUICK_STEPS`` steps of about
+   0.7 us). It decides everyday views, most colliding pairs and NumPy's fuzz instances;
+   past its budget it hands over, having spent a few milliseconds at most.
 2. Reductions (below), then closed forms for two unknowns and a meet-in-the-middle search
    when its estimated size is small.
-3. For larger residual equations (at most ``_LATTICE_MAX_UNKNOWNS`` unknowns, values within
-   float64's exact range): lattice reduction and branching (:mod:`._lattice`). This decides
+3. For larger residual equations: the compiled search again, ``_REDUCED_STEPS`` steps on the
+   reduced equation (narrower ranges: often a far smaller tree), then (at most
+   ``_LATTICE_MAX_UNKNOWNS`` unknowns, values within float64's exact range) lattice
+   reduction and branching (:mod:`._lattice`). This decides
    knapsacks whose coefficients hide a common structure, such as the instance in NumPy's
    ``shares_memory`` docstring (strides ``p*12224 + r``), in about a millisecond where a
    search over the unknowns (NumPy's, or our enumeration) takes seconds to minutes.
@@ -108,7 +113,9 @@ _Assignment = list[tuple[int, int]]  # (index of an original unknown, its value)
 _MAX_ROUNDS = 64  # reduction rounds (each shrinks something; the cap only bounds the work)
 _CHUNK = 1 << 22  # candidates materialised at once while building a side set
 _INT64_SAFE = 1 << 62
-_QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first
+_QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first, in Python
+_COMPILED_STEPS = 1 << 17  # ... and compiled (numba), at 10-70 ns a step
+_REDUCED_STEPS = 1 << 17  # compiled steps on the reduced equation, before a large search
 _LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
 _LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
 _FLOAT_SAFE = 1 << 52  # ... and its values stay in float64's exact range
@@ -165,6 +172,8 @@ def internal_overlap_witness(layout: Layout) -> Witness | None:
       ``None`` when every element has its own storage index, else ``(x, y)``: two tuples of
       ``layout.ndim`` ints, ``x != y``, ``0 <= x[d], y[d] < shape[d]``, ``x`` before ``y``
       in row-major order, and ``layout(*x) == layout(*y)``.
+    Raises:
+      Nothing for a :class:`Layout` (a traced offset included: it plays no part).
     Example:
       >>> internal_overlap_witness(Layout((4096, 4096), (4095, 1)))
       ((0, 4095), (1, 0))
@@ -183,6 +192,8 @@ def has_internal_overlap(layout: Layout) -> bool:
       layout: a :class:`Layout` of any rank; strides in elements; the offset plays no part.
     Returns:
       A Python bool; ``False`` for empty layouts and layouts of one element.
+    Raises:
+      Nothing for a :class:`Layout` (a traced offset included: it plays no part).
     Example:
       >>> has_internal_overlap(Layout((5, 4), (2, 1))), has_internal_overlap(Layout((5, 2), (2, 1)))
       (True, False)
@@ -232,15 +243,7 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     Semantics: ``numpy.shares_memory(a, b)`` (exact, ``max_work=None``) for two views of one
     buffer; PyTorch's ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
-    if a.is_empty or b.is_empty:
-        return None
-    lo_a, hi_a = _index_range(a)
-    lo_b, hi_b = _index_range(b)
-    if hi_a < lo_b or hi_b < lo_a:
-        return None
-    if (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
-        return (0,) * a.ndim, (0,) * b.ndim
-    quick = _quick_pair(a, b)
+    quick = _quick_pair(a, b, witness=True)
     if quick is not False:
         return quick
     variables = [_Var(0, n - 1, s, _base_lift(d))
@@ -275,23 +278,27 @@ def overlaps(a: Layout, b: Layout) -> bool:
       (True, False)
 
     Semantics: ``numpy.shares_memory``; see :func:`overlap_witness` for the shared pair."""
+    if type(a.offset) is not int or type(b.offset) is not int:
+        a, b = _concrete_offset("a", a), _concrete_offset("b", b)
+    quick = _quick_pair(a, b, witness=False)
+    if quick is not False:
+        return quick is not None
     return overlap_witness(a, b) is not None
-
-
-def _index_range(layout: Layout) -> tuple[int, int]:
-    """Smallest and largest storage index of a non-empty layout (negative strides allowed)."""
-    lo = hi = layout.offset
-    for n, s in zip(layout.shape, layout.strides, strict=True):
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi
 
 
 @functools.lru_cache(maxsize=4096)
 def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None:
-    """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative."""
+    """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative.
+
+    The fast paths and the bounded search run compiled (:func:`._dfs_compiled.internal`, one
+    call) when numba is available and the numbers fit in int64, else in Python below. Numba
+    is loaded on the first query that the Python fast paths leave open, so that queries they
+    decide never pay its import."""
+    status = -2
+    if _dfs._compiled:  # numba loaded (or known absent)
+        status, found = _internal_compiled(shape, strides)
+        if status >= 0:
+            return found
     if 0 in shape:
         return None
     live = [d for d, n in enumerate(shape) if n > 1]
@@ -306,9 +313,15 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
-    quick = _quick_internal(shape, strides, live)
-    if quick is not False:
-        return quick
+    if not _dfs._compiled:
+        _dfs.compiled()
+        status, found = _internal_compiled(shape, strides)
+        if status >= 0:
+            return found
+    if status == -2:  # the compiled search did not run (status -1: it ran out of steps)
+        quick = _quick_internal(shape, strides, live)
+        if quick is not False:
+            return quick
     sign = [1 if s > 0 else -1 for s in strides]
     variables = [_Var(-(shape[d] - 1), shape[d] - 1, abs(strides[d]), _base_lift(d, sign[d])) for d in live]
     found = _solve(variables, 0, nonzero=True)
@@ -317,45 +330,126 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     c = [0] * len(shape)
     for d, value in found:
         c[d] = value
-    x = tuple(max(v, 0) for v in c)
-    y = tuple(max(-v, 0) for v in c)
-    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
+    return _difference_witness(c, strides)
+
+
+def _internal_compiled(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, Witness | None]:
+    """``(status, answer)`` of :func:`._dfs_compiled.internal`; status -2 when numba is absent
+    or a value does not fit in int64 (then the answer is for Python to find)."""
+    module = _dfs._compiled[0]
+    if module is None:
+        return -2, None
+    n = len(shape)
+    try:
+        packed = np.array([n, _COMPILED_STEPS, *shape, *strides, *(0,) * n], np.int64)
+    except OverflowError:  # an extent or stride beyond int64
+        return -2, None
+    status = module.internal(packed)
+    if status == 1:
+        return status, _difference_witness(packed[2 + 2 * n:].tolist(), strides)
+    return status, None
+
+
+def _difference_witness(c: list[int], strides: tuple[int, ...]) -> Witness:
+    """The colliding pair ``(max(c, 0), max(-c, 0))`` of a nonzero ``c`` with ``sum c*s == 0``,
+    in row-major order."""
+    x = tuple([v if v > 0 else 0 for v in c])
+    y = tuple([0 if v > 0 else -v for v in c])
+    assert x != y and sum(map(operator.mul, strides, c)) == 0, c
     return (x, y) if x < y else (y, x)
 
 
 # -- a quick bounded search first ------------------------------------------------------------
-def _quick_pair(a: Layout, b: Layout) -> Witness | None | bool:
-    """:func:`overlap_witness` by a depth-first search of at most ``_QUICK_STEPS`` steps;
-    ``False`` when undecided. Unknowns in ``[0, n-1]``; ``a``'s enter with ``+stride``,
-    ``b``'s with ``-stride``; a negative coefficient is flipped by ``x -> n - 1 - x``."""
-    target = b.offset - a.offset
-    dims, coef, bound, flips = [], [], [], []
-    for k, (n, s) in enumerate(itertools.chain(zip(a.shape, a.strides, strict=True),
-                                               zip(b.shape, (-s for s in b.strides), strict=True))):
-        if n > 1 and s:
-            if s < 0:
-                target -= s * (n - 1)
-            dims.append(k)
-            coef.append(abs(s))
-            bound.append(n - 1)
-            flips.append(s < 0)
-    if not dims:
-        return None if target else ((0,) * a.ndim, (0,) * b.ndim)
-    mirrored = sum(s * n for s, n in zip(coef, bound, strict=True)) - target  # every x -> n - 1 - x
-    if 0 <= mirrored < target:  # the smaller right-hand side leaves fewer candidates at the top
-        found = _dfs.search(coef, bound, mirrored, _QUICK_STEPS)
-        if found is not None and found is not False:
-            found = [n - v for v, n in zip(found, bound, strict=True)]
-    else:
-        found = _dfs.search(coef, bound, target, _QUICK_STEPS)
-    if found is None or found is False:
+def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
+    """:func:`overlap_witness` by the fast paths and a bounded depth-first search; ``False``
+    when undecided; with ``witness=False``, ``True`` stands for a witness.
+
+    Compiled (:func:`._dfs_compiled.pair`, one call) when numba is available and the numbers
+    fit in int64, else :func:`_quick_pair_python`; both give the same answers."""
+    if not _dfs._compiled:  # numba not loaded yet: only a query the fast paths leave open loads it
+        fast = _quick_pair_python(a, b, witness, search=False)
+        if fast is not False:
+            return fast
+        _dfs.compiled()
+    module = _dfs._compiled[0]
+    if module is not None:
+        na, nb = len(a.shape), len(b.shape)
+        try:
+            packed = np.array([na, nb, a.offset, b.offset, _COMPILED_STEPS, *a.shape, *a.strides,
+                               *b.shape, *b.strides, *(0,) * (na + nb)], np.int64)
+        except OverflowError:  # an offset, extent or stride beyond int64: Python integers
+            packed = None
+        if packed is not None:
+            status = module.pair(packed)
+            if status == 1:
+                if not witness:
+                    return True
+                coord = packed[5 + 2 * (na + nb):].tolist()
+                x, y = tuple(coord[:na]), tuple(coord[na:])
+                assert _index(a, x) == _index(b, y), (a, b, x, y)
+                return x, y
+            if status != -2:
+                return None if status == 0 else False
+    return _quick_pair_python(a, b, witness)
+
+
+def _quick_pair_python(a: Layout, b: Layout, witness: bool, search: bool = True) -> Witness | None | bool:
+    """:func:`_quick_pair` in Python (any integer sizes); ``search=False``: the fast paths only.
+
+    Offsets are Python ints. Unknowns ``x_k`` in ``[0, n_k - 1]`` for the dims of extent > 1
+    and nonzero stride; ``a``'s enter ``sum c_k x_k == b.offset - a.offset`` with ``+stride``,
+    ``b``'s with ``-stride``, and a negative coefficient ``c`` is flipped by ``x -> n - 1 - x``
+    (the right-hand side moves by ``-c (n - 1)``). With every ``c_k > 0`` the left side spans
+    ``[0, total]``: a right-hand side outside it means disjoint index ranges. The search runs on
+    the smaller of the right-hand side and its mirror ``total - rhs`` (every ``x -> n - 1 - x``),
+    as NumPy's ``solve_may_share_memory`` does: fewer candidates at the top of the tree."""
+    rhs = b.offset - a.offset
+    coef: list[int] = []
+    bound: list[int] = []
+    dims: list[int] = []
+    k = 0
+    for shape, strides, sign in ((a.shape, a.strides, 1), (b.shape, b.strides, -1)):
+        for n, s in zip(shape, strides, strict=True):
+            if n > 1 and s:
+                c = sign * s
+                if c < 0:
+                    rhs -= c * (n - 1)
+                    c = -c
+                    dims.append(~k)
+                else:
+                    dims.append(k)
+                coef.append(c)
+                bound.append(n - 1)
+            elif n == 0:
+                return None
+            k += 1
+    total = sum(map(operator.mul, coef, bound))
+    if rhs < 0 or rhs > total:
+        return None
+    if not coef or (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
+        return ((0,) * len(a.shape), (0,) * len(b.shape)) if witness else True
+    if not search:
+        return False
+    mirror = total - rhs < rhs
+    found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS)
+    if found is None or found is False or not witness:
         return found
-    coord = [0] * (a.ndim + b.ndim)
-    for k, v, n, flip in zip(dims, found, bound, flips, strict=True):
-        coord[k] = n - v if flip else v
-    x, y = tuple(coord[:a.ndim]), tuple(coord[a.ndim:])
-    assert a(*x) == b(*y), (a, b, x, y)
+    coord = [0] * k
+    for d, v, n in zip(dims, found, bound, strict=True):
+        if mirror:
+            v = n - v
+        if d < 0:
+            coord[~d] = n - v
+        else:
+            coord[d] = v
+    x, y = tuple(coord[:len(a.shape)]), tuple(coord[len(a.shape):])
+    assert _index(a, x) == _index(b, y), (a, b, x, y)
     return x, y
+
+
+def _index(layout: Layout, coord: Coord) -> int:
+    """``layout(*coord)`` without its argument checks (for internal assertions)."""
+    return layout.offset + sum(map(operator.mul, coord, layout.strides))
 
 
 def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list[int]
@@ -364,17 +458,14 @@ def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list
     with ``0 <= x_d <= 2(n_d-1)`` and ``x != (n_d-1)``; then ``c_d = x_d - (n_d-1)``."""
     coef = [abs(strides[d]) for d in live]
     centre = [shape[d] - 1 for d in live]
-    found = _dfs.search(coef, [2 * m for m in centre], sum(s * m for s, m in zip(coef, centre, strict=True)),
-                        _QUICK_STEPS, avoid=centre)
+    target = sum(s * m for s, m in zip(coef, centre, strict=True))
+    found = _dfs.search_python(coef, [2 * m for m in centre], target, _QUICK_STEPS, avoid=centre)
     if found is None or found is False:
         return found
     c = [0] * len(shape)
     for d, v, m in zip(live, found, centre, strict=True):
         c[d] = (v - m) if strides[d] > 0 else (m - v)
-    x = tuple(max(v, 0) for v in c)
-    y = tuple(max(-v, 0) for v in c)
-    assert x != y and sum(s * (i - j) for s, i, j in zip(strides, x, y, strict=True)) == 0, c
-    return (x, y) if x < y else (y, x)
+    return _difference_witness(c, strides)
 
 
 # -- the solver -----------------------------------------------------------------------------
@@ -576,8 +667,16 @@ def _pair_hits(t: np.ndarray, a: _Var, b: _Var) -> tuple[np.ndarray, np.ndarray,
 
 # -- meet-in-the-middle search ----------------------------------------------------------------
 def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None:
-    """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other."""
+    """Exact search over >= 3 reduced unknowns: two sides, set of one vs set or pair of other.
+
+    When that search would be large (``cost > _LATTICE_ABOVE``), the compiled depth-first
+    search first gets ``_REDUCED_STEPS`` steps on the reduced equation (whose ranges the
+    reductions have narrowed: often a far smaller tree than the first stage's)."""
     cost, side, other = _plan(variables)
+    if cost > _LATTICE_ABOVE and _REDUCED_STEPS:
+        found = _reduced_search(variables, target, nonzero)
+        if found is not False:
+            return found
     magnitude = abs(target) + sum(max(-v.lo, v.hi) * v.s for v in variables)
     if cost > _LATTICE_ABOVE and len(variables) <= _LATTICE_MAX_UNKNOWNS and magnitude < _FLOAT_SAFE:
         z = _lattice.solve([v.s for v in variables], [v.lo for v in variables],
@@ -617,6 +716,21 @@ def _search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | 
         return None
     value = int(wanted[hits[0]])
     return first.lift(value) + second.lift(target - value)
+
+
+def _reduced_search(variables: list[_Var], target: int, nonzero: bool) -> _Assignment | None | bool:
+    """The compiled depth-first search on ``sum z*s == target``, ``lo <= z <= hi`` (``z != 0``
+    when ``nonzero``), as ``x = z - lo`` in ``[0, hi - lo]`` (``z = 0`` is ``x = -lo``, the
+    solution to avoid); ``False`` when it is not compiled, does not fit in int64, or runs out
+    of steps."""
+    if (_dfs._compiled[0] if _dfs._compiled else _dfs.compiled()) is None:
+        return False
+    found = _dfs.search([v.s for v in variables], [v.hi - v.lo for v in variables],
+                        target - sum(v.s * v.lo for v in variables), 0,
+                        [-v.lo for v in variables] if nonzero else None, compiled_budget=_REDUCED_STEPS)
+    if found is None or found is False:
+        return found
+    return [p for v, x in zip(variables, found, strict=True) for p in v.lift(v.lo + x)]
 
 
 def _plan(variables: list[_Var]) -> tuple[float, list[_Var], list[_Var]]:

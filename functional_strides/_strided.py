@@ -904,6 +904,13 @@ def from_array(x: Any) -> StridedArray:
 
     Args:
       x: a JAX or NumPy array (any dtype, any rank), or a ``StridedArray`` (returned as is).
+        Its values are copied dense (row-major): :func:`from_numpy` keeps a NumPy array's
+        strides instead.
+    Returns:
+      A ``StridedArray`` of ``x``'s shape and dtype over the 1-D storage ``x.reshape(-1)``.
+    Raises:
+      TypeError: ``x`` is not an array of a numeric type JAX supports (``jnp.asarray``'s
+        error, unchanged).
     Example:
       >>> import numpy as np
       >>> from_array(np.zeros((2, 3))).stride()
@@ -922,7 +929,16 @@ def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> St
 
 
 def shares_storage(a: StridedArray, b: StridedArray) -> bool:
-    """True when ``a`` and ``b`` are views of one storage object.
+    """True when ``a`` and ``b`` are views of one storage object (the same ``jax.Array``).
+
+    Returns:
+      A Python bool; ``False`` when either is not a ``StridedArray``.
+    Raises:
+      Nothing.
+    Example:
+      >>> x = fs.from_array(jnp.arange(6.0))
+      >>> fs.shares_storage(x, x[::2]), fs.shares_storage(x, x.t().contiguous().clone())
+      (True, False)
 
     Semantics: comparing ``untyped_storage().data_ptr()`` of two torch tensors."""
     return isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage

@@ -64,7 +64,7 @@ N_FFT, HOP = 256, 64            # spectrogram: frame length and hop, in samples
 SAMPLE_RATE = 2000.0            # membrane.dat: one sample every 0.5 ms
 RUNS = 5                        # run time is the median of this many calls
 LINE_WIDTH = 100                # columns: no printed line is longer
-# figure file -> what it shows (saved by ``demo --out DIR``; drawn by demo_figures.py)
+# figure file -> what it shows (saved by ``demo --out DIR``; drawn by _demo_figures.py)
 FIGURES = {
     "patches.png": "ViT patches, re-tiled in their grid",
     "conv2d.png": "im2col convolution against lax.conv_general_dilated",

@@ -13,8 +13,8 @@ import pytest
 PACKAGE = Path(__file__).parents[1] / "functional_strides"
 PURE = (
     "_canonical", "_checks", "_cute_divide", "_cute_int_tuple", "_cute_layout", "_cute_swizzle",
-    "_dfs", "_docs", "_errors", "_lattice", "_layout", "_memory_format", "_numpy_views", "_overlap",
-    "_strategies", "_typing", "oracle", "views",
+    "_dfs", "_dfs_compiled", "_docs", "_errors", "_lattice", "_layout", "_memory_format", "_numpy_views",
+    "_caches", "_overlap", "_strategies", "_typing", "oracle", "views",
 )
 
 

@@ -74,3 +74,19 @@ def test_help_shows_it(capsys):
     help(fs.permute)
     shown = capsys.readouterr().out
     assert "Raises:" in shown and "x.permute(1, 0)" in shown
+
+
+#: names of the package that are no operation: errors and a report record
+NOT_OPS = {"Explanation", "IndexTypeError", "LayoutError", "LayoutTypeError", "OutOfRangeError",
+           "OverlapError", "StorageError", "ViewError"}
+
+
+PUBLIC_OPS = sorted(n for n in fs.__all__ if n not in NOT_OPS and callable(getattr(fs, n))
+                    and not inspect.ismodule(getattr(fs, n)))
+
+
+@pytest.mark.parametrize("name", PUBLIC_OPS)
+def test_every_public_callable_has_raises_and_an_example(name):
+    doc = inspect.getdoc(getattr(fs, name)) or ""
+    for part in ("Raises", "Example", ">>> "):
+        assert part in doc, f"fs.{name}'s docstring lacks {part!r}"

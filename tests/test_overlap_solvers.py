@@ -5,6 +5,7 @@ lattice solver (``_lattice``) and the reductions with meet-in-the-middle search;
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import random
 
@@ -17,7 +18,9 @@ from numpy.lib.stride_tricks import as_strided as np_as_strided
 import functional_strides as fs
 from functional_strides import Layout, _dfs, _lattice
 from functional_strides import _overlap as overlap
+from functional_strides._layout import _trusted
 from functional_strides._overlap import (
+    _index,
     has_internal_overlap,
     internal_overlap_witness,
     overlap_witness,
@@ -96,19 +99,167 @@ def test_lattice_solver_on_hidden_structure(m):
     assert _lattice.solve(s, lo, hi, 100 * m + 6000, False) is None
 
 
+# -- the compiled search (numba) against the Python one ------------------------------------------
+def _compiled_module():
+    pytest.importorskip("numba")
+    module = _dfs.compiled()
+    if module is None:
+        pytest.skip("numba is disabled (FUNCTIONAL_STRIDES_NO_NUMBA)")
+    return module
+
+
+@settings(max_examples=80)
+@given(eq=_equations(), avoid=st.booleans(), budget=st.sampled_from([0, 1, 3, 10, 10**6]))
+def test_compiled_search_takes_the_python_search_steps(eq, avoid, budget):
+    """Same tree, same order: with equal budgets, equal answers (solution, None or False)."""
+    _compiled_module()
+    s, lo, hi, target = eq
+    u = [b - a for a, b in zip(lo, hi, strict=True)]
+    b = target - sum(c * a for c, a in zip(s, lo, strict=True))
+    skip = [x // 2 for x in u] if avoid else None
+    assert _dfs.search(s, u, b, budget, skip) == _dfs.search_python(s, u, b, budget, skip), (s, u, b, budget)
+
+
+def test_compiled_search_leaves_big_numbers_to_python():
+    """Coefficients of 2**31 and more, or sums near 2**62, are solved with Python integers."""
+    _compiled_module()
+    s, u = [2**40 + 1, 2**40, 3], [5, 5, 2]
+    b = 3 * (2**40 + 1) + 2 * 2**40 + 3
+    x = _dfs.search(s, u, b, 10**6)
+    assert x == _dfs.search_python(s, u, b, 10**6)
+    assert sum(c * v for c, v in zip(s, x, strict=True)) == b
+    assert all(0 <= v <= m for v, m in zip(x, u, strict=True))
+    assert _dfs.search([2**61, 2**61 - 1], [3, 3], 2**62 + 1, 100) is None  # needs x_1 == -1 (mod 2**61)
+
+
+@st.composite
+def _pairs(draw):
+    """Pairs of small layouts; negative strides too (NumPy views; ``Layout`` itself refuses
+    them, but the solvers are written for them), built without validation."""
+    def one():
+        shape = tuple(draw(st.lists(st.integers(0, 6), max_size=3)))
+        strides = tuple(draw(st.integers(-80, 80)) for _ in shape)
+        return _trusted(shape, strides, draw(st.integers(0, 400)))
+    return one(), one()
+
+
+def _brute_pair(a: Layout, b: Layout) -> bool:
+    def indices(lay):
+        return {lay.offset + sum(i * s for i, s in zip(c, lay.strides, strict=True))
+                for c in itertools.product(*(range(n) for n in lay.shape))}
+    return bool(indices(a) & indices(b))
+
+
+@settings(max_examples=120)
+@given(pair=_pairs(), budget=st.sampled_from([0, 2, 10**6]))
+def test_compiled_pair_call_is_the_python_quick_path(pair, budget):
+    """One compiled call (fast paths, flips, mirror, search, witness) == the Python quick path."""
+    _compiled_module()
+    a, b = pair
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(overlap, "_QUICK_STEPS", budget)
+        mp.setattr(overlap, "_COMPILED_STEPS", budget)
+        python = overlap._quick_pair_python(a, b, witness=True)
+        assert overlap._quick_pair(a, b, witness=True) == python, (a, b)
+        if python is not False:  # and the bool form
+            assert overlap._quick_pair(a, b, witness=False) is (None if python is None else True)
+    if python is not False:
+        assert (python is not None) == _brute_pair(a, b), (a, b)
+    if python:
+        assert _index(a, python[0]) == _index(b, python[1]), (a, b, python)
+
+
+@settings(max_examples=120)
+@given(shape=st.lists(st.integers(0, 6), max_size=4), data=st.data(), budget=st.sampled_from([0, 2, 10**6]))
+def test_compiled_internal_call_is_the_python_path(shape, data, budget):
+    _compiled_module()
+    strides = tuple(data.draw(st.integers(-60, 60)) for _ in shape)
+    shape = tuple(shape)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(overlap, "_QUICK_STEPS", budget)
+        mp.setattr(overlap, "_COMPILED_STEPS", budget)
+        overlap._internal_witness.cache_clear()
+        compiled = overlap._internal_witness(shape, strides)
+        mp.setattr(_dfs, "_compiled", [None])
+        overlap._internal_witness.cache_clear()
+        assert overlap._internal_witness(shape, strides) == compiled, (shape, strides)
+    overlap._internal_witness.cache_clear()
+    indices = [sum(i * s for i, s in zip(c, strides, strict=True))
+               for c in itertools.product(*(range(n) for n in shape))]
+    assert (compiled is not None) == (len(set(indices)) < len(indices)), (shape, strides)
+    if compiled is not None:
+        assert compiled[0] < compiled[1] and _index(_trusted(shape, strides, 0), compiled[0]) == _index(
+            _trusted(shape, strides, 0), compiled[1])
+
+
+@pytest.mark.parametrize("mode", ["default", "pure_python"])
+def test_values_beyond_int64_are_exact(mode, monkeypatch):
+    """Offsets beyond int64 and strides of 2**31 and more take the Python-integer path."""
+    _switch(monkeypatch, mode)
+    big = 2**70
+    a = Layout((3, 4), (2**40, 2**33), big)
+    b = Layout((5,), (2**33,), big + 2**40)  # b(k) == a(1, k) for k < 4, and nothing else
+    x, y = overlap_witness(a, b)
+    assert x == (1, y[0]) and y[0] < 4
+    assert not overlaps(a, Layout((5,), (2**33,), big + 1))
+    wide = Layout((3, 3), (2**32, 2**33))  # 2 * 2**32 == 1 * 2**33: a collision
+    overlap._internal_witness.cache_clear()
+    assert internal_overlap_witness(wide) == ((0, 1), (2, 0))
+    assert not has_internal_overlap(Layout((3, 3), (2**32, 3 * 2**32)))
+    overlap._internal_witness.cache_clear()
+
+
+def test_numba_is_loaded_only_by_a_query_the_fast_paths_leave_open(monkeypatch):
+    """Empty, disjoint, zero-stride and nested layouts (most views: slices, transposes) are
+    decided in Python, so that a first write through such a view never pays numba's import."""
+    loads = []
+    monkeypatch.setattr(_dfs, "_compiled", [])
+    monkeypatch.setattr(_dfs, "compiled", lambda: loads.append(1) or _dfs._compiled.append(None))
+    overlap._internal_witness.cache_clear()
+    assert not has_internal_overlap(Layout((3, 4), (1, 3)))                  # nested strides
+    assert internal_overlap_witness(Layout((3, 4), (0, 1))) == ((0, 0), (1, 0))  # a zero stride
+    assert not has_internal_overlap(Layout((3, 0), (1, 1)))                  # empty
+    assert not overlaps(Layout((4,), (1,), 0), Layout((4,), (1,), 10))       # disjoint ranges
+    assert overlap_witness(Layout((4,), (1,), 2), Layout((4,), (1,), 2)) == ((0,), (0,))  # equal
+    assert not loads
+    assert overlaps(Layout((4, 3), (5, 2), 0), Layout((4,), (7,), 1))         # needs a search
+    assert has_internal_overlap(Layout((5, 4), (2, 1)))
+    assert loads == [1]
+    overlap._internal_witness.cache_clear()
+
+
+def test_numba_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr(_dfs, "_compiled", [])
+    monkeypatch.setenv("FUNCTIONAL_STRIDES_NO_NUMBA", "1")
+    assert _dfs.compiled() is None
+    assert overlaps(Layout((4,), (1,), 0), Layout((4,), (1,), 3))  # the Python path answers
+    monkeypatch.setattr(_dfs, "_compiled", [])
+    monkeypatch.delenv("FUNCTIONAL_STRIDES_NO_NUMBA")
+    assert (_dfs.compiled() is None) == (importlib.util.find_spec("numba") is None)
+
+
 # -- the public functions through each path -----------------------------------------------------
 PATHS = {
     "default": {},
-    "no_quick_search": {"_QUICK_STEPS": 0},
-    "lattice_only": {"_QUICK_STEPS": 0, "_LATTICE_ABOVE": -1},
-    "enumeration_only": {"_QUICK_STEPS": 0, "_LATTICE_ABOVE": float("inf")},
+    "no_quick_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0},
+    "lattice_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0, "_LATTICE_ABOVE": -1},
+    "enumeration_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0,
+                         "_LATTICE_ABOVE": float("inf")},
+    "reduced_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 1 << 20,
+                       "_LATTICE_ABOVE": -1},
+    "pure_python": {"_dfs._compiled": [None]},  # the fallback without numba
 }
+
+
+def _switch(mp: pytest.MonkeyPatch, mode: str) -> None:
+    for name, value in PATHS[mode].items():
+        module, _, attr = name.rpartition(".")
+        mp.setattr(_dfs if module == "_dfs" else overlap, attr, value)
 
 
 @pytest.fixture(params=list(PATHS))
 def path(request, monkeypatch):
-    for name, value in PATHS[request.param].items():
-        monkeypatch.setattr(overlap, name, value)
+    _switch(monkeypatch, request.param)
     overlap._internal_witness.cache_clear()
     yield request.param
     overlap._internal_witness.cache_clear()
@@ -211,8 +362,7 @@ def test_pairs_agree_with_numpy_shares_memory(a, b, mode):
     buffer = np.empty(max(x.offset + x.required_storage_size for x in (a, b)) + 1, np.int8)
     expected = np.shares_memory(_np_view(buffer, a), _np_view(buffer, b), max_work=None)
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in PATHS[mode].items():
-            mp.setattr(overlap, name, value)
+        _switch(mp, mode)
         assert overlaps(a, b) == expected, (a, b, mode)
 
 
@@ -220,8 +370,7 @@ def test_pairs_agree_with_numpy_shares_memory(a, b, mode):
 @given(layout=_layouts(max_rank=5), mode=st.sampled_from(list(PATHS)))
 def test_internal_overlap_agrees_with_brute_force_on_every_path(layout, mode):
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in PATHS[mode].items():
-            mp.setattr(overlap, name, value)
+        _switch(mp, mode)
         overlap._internal_witness.cache_clear()
         assert has_internal_overlap(layout) == fs.oracle.has_internal_overlap(layout), (layout, mode)
     overlap._internal_witness.cache_clear()

@@ -39,6 +39,7 @@ from functional_strides import _scatter as scatter
 from functional_strides._canonical import box, canonicalize, inner_box_start
 from functional_strides._layout import check_in_storage
 from functional_strides._overlap import is_monotone, is_non_overlapping_sufficient
+from functional_strides._strategies import Need
 
 MODES = ("set", "add", "mul", "min", "max")
 
@@ -134,7 +135,7 @@ def test_element_gather_promises(layout, slack):
 def test_row_gather_promises(layout, slack):
     n = layout.required_storage_size + slack
     c = canonicalize(layout)
-    if c.empty or not lowering._applicable(c)["row_gather"]:
+    if c.empty or not lowering.READS.applies(c, Need())["row_gather"]:
         return
     # as _row_gather splits the canonical dims into row starts (outer) and rows (inner)
     k = max(1, inner_box_start(c.dims))
@@ -176,7 +177,7 @@ def test_element_scatter_promises(layout, mode):
 def test_row_scatter_promises(layout, slack, mode):
     n = layout.required_storage_size + slack
     c = canonicalize(layout)
-    if c.empty or not scatter._applicable(c, n, mode)["row_scatter"]:
+    if c.empty or not scatter.WRITES.applies(c, Need(n, mode))["row_scatter"]:
         return
     _, outer, inner = scatter._split_rows(c)
     starts = _indices(outer)
