@@ -8,7 +8,7 @@ and these columns are timed in one run, interleaved round by round:
 * ``ours``    ``jax.jit(lambda s: StridedArray(s, layout).contiguous().storage.reshape(shape))``:
               whatever lowering the library chooses for a static layout;
 * ``gather``  the naive gather: storage indices built in the graph from iota
-              (``lowering.storage_indices``) and one ``lax.gather`` with no structure used
+              (``fs.storage_indices``) and one ``lax.gather`` with no structure used
               (indices not declared sorted or unique);
 * ``native``  the XLA op a JAX user would write on the dense input (``jnp.transpose``,
               slicing, ``jnp.broadcast_to``, ``jnp.diagonal``), where one exists;
@@ -73,7 +73,6 @@ from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._lowering import storage_indices  # noqa: E402
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -291,7 +290,7 @@ def naive_gather(storage: jax.Array, layout: Layout) -> jax.Array:
 
     The indices are built in the graph (never a baked-in constant) and are not declared
     sorted or unique, so XLA gets no hint about the layout. Returns shape ``layout.shape``."""
-    idx = storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
+    idx = fs.storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
     return lax.gather(storage, idx[..., None], _DNUMS, slice_sizes=(1,),
                       mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 

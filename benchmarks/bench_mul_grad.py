@@ -25,8 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from functional_strides import Layout
-from functional_strides._scatter import write
+from functional_strides import Layout, write
 
 try:
     import torch

@@ -45,7 +45,6 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._lowering import storage_indices  # noqa: E402
 
 try:
     import torch
@@ -74,7 +73,7 @@ def expected(layout: Layout, size: int, mode: str) -> np.ndarray:
     """NumPy's result of one write of ones through ``layout`` into ``arange(size)`` (float32):
     ``set`` assigns (overlapping slots all receive 1), ``add`` accumulates with ``np.add.at``."""
     out = np.arange(size, dtype=np.float32)
-    idx = np.asarray(storage_indices(layout.shape, layout.strides, layout.offset, jnp.int64
+    idx = np.asarray(fs.storage_indices(layout.shape, layout.strides, layout.offset, jnp.int64
                                      if jax.config.jax_enable_x64 else jnp.int32))
     if mode == "set":
         out[idx] = 1.0
@@ -100,7 +99,7 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
         return getattr(StridedArray(s, layout).at[...], mode)(v).storage
 
     def at_fn(s, v):
-        idx = storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
+        idx = fs.storage_indices(layout.shape, layout.strides, layout.offset, jnp.int32)
         return getattr(s.at[idx], mode)(v)
 
     ours, at = jax.jit(ours_fn), jax.jit(at_fn)

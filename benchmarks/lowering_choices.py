@@ -30,10 +30,14 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
-from functional_strides import _tiled  # noqa: E402
+from functional_strides import READ_METHODS as METHODS  # noqa: E402
+from functional_strides import (  # noqa: E402
+    Layout,
+    _tiled,  # noqa: E402
+    materialize,
+    read_plan,
+)
 from functional_strides._canonical import canonicalize, split_windows  # noqa: E402
-from functional_strides._layout import Layout  # noqa: E402
-from functional_strides._lowering import METHODS, materialize, read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64

@@ -33,9 +33,8 @@ import numpy as np  # noqa: E402
 from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
-from functional_strides._layout import Layout  # noqa: E402
-from functional_strides._lowering import index_dtype, materialize, storage_indices  # noqa: E402
-from functional_strides._overlap import internal_overlap_witness, is_monotone  # noqa: E402
+from functional_strides import Layout, index_dtype, internal_overlap_witness, materialize, storage_indices  # noqa: E402
+from functional_strides._overlap import is_monotone  # noqa: E402 - the baseline's sortedness promise
 
 _AT = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
 

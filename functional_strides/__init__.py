@@ -33,8 +33,10 @@ from ._interop import to_torch as to_torch
 from ._layout import Layout as Layout
 from ._layout import contiguous_strides as contiguous_strides
 from ._lowering import METHODS as READ_METHODS
+from ._lowering import index_dtype as index_dtype
 from ._lowering import materialize as materialize
 from ._lowering import read_plan as read_plan
+from ._lowering import storage_indices as storage_indices
 from ._memory_format import MemoryFormat as MemoryFormat
 from ._memory_format import channels_last as channels_last
 from ._memory_format import channels_last_3d as channels_last_3d
@@ -127,6 +129,7 @@ __all__ = [
     "from_numpy",
     "from_torch",
     "has_internal_overlap",
+    "index_dtype",
     "internal_overlap_witness",
     "mT",
     "materialize",
@@ -147,6 +150,7 @@ __all__ = [
     "slice_scatter",
     "split",
     "squeeze",
+    "storage_indices",
     "t",
     "to_torch",
     "transpose",

@@ -114,8 +114,20 @@ def storage_indices(shape, strides, offset, dtype) -> jax.Array:
       dtype: index dtype (``index_dtype``).
     Returns:
       An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
-      (Traced offsets never get here: they are read through :func:`dynamic_window`, which
-      clamps them in their own width, so ``offset`` always fits ``dtype``.)
+      (The library's reads pass traced offsets through :func:`dynamic_window`, which clamps
+      them in their own width, so ``offset`` always fits ``dtype``.)
+    Raises:
+      Nothing of its own; indices that do not fit ``dtype`` wrap, so pick ``dtype`` with
+      :func:`index_dtype`.
+    Example:
+      >>> fs.storage_indices((2, 3), (1, 2), 1, np.int32).tolist()
+      [[1, 3, 5], [2, 4, 6]]
+      >>> storage = jnp.arange(10.0)
+      >>> storage[fs.storage_indices((2, 3), (1, 2), 1, np.int32)].tolist()   # a strided read
+      [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
+
+    Semantics: ``torch.as_strided(torch.arange(N), shape, strides, offset)`` as an index
+    array, computed from ``iota`` inside the XLA graph (never a baked-in constant).
     """
     idx = jnp.zeros(shape, dtype)
     static = isinstance(strides, tuple)
