@@ -43,11 +43,21 @@ class Integer(abc.ABC):  # noqa: B024 - a virtual base class with no abstract me
     """Virtual base class of the integers of an int tuple: ``int`` and ``numbers.Integral``
     subclasses (NumPy integers included), but not ``bool`` nor ``float``.
 
+    Used only with ``isinstance``/``issubclass``: an extent, stride or coordinate leaf of a
+    CuTe int tuple is valid when it is an ``Integer``.
+
+    Raises:
+      Nothing: ``isinstance(x, Integer)`` answers ``False`` for any non-integer ``x`` (a
+        ``str``, ``None``, a ``float``, a ``bool``); ``Integer()`` is not refused but gives an
+        object that is no integer (nothing of the algebra accepts it).
     Example:
       >>> isinstance(3, Integer), isinstance(True, Integer), isinstance(3.0, Integer)
       (True, False, False)
+      >>> isinstance(np.int64(3), Integer)
+      True
 
-    Semantics: ``pycute.typing.Integer`` (which also refuses NumPy integers)."""
+    Semantics: pycute ``pycute.typing.Integer`` (which also refuses NumPy integers) / CuTe
+    ``is_integral``."""
 
     @classmethod
     def __subclasshook__(cls, c: type) -> bool:
@@ -57,12 +67,37 @@ class Integer(abc.ABC):  # noqa: B024 - a virtual base class with no abstract me
 
 
 def is_int(x: Any) -> bool:
-    """True for an integer (not a bool). Semantics: ``pycute.is_int``, CuTe ``is_integral``."""
+    """True for an integer leaf of an int tuple: an ``int`` or any :class:`Integer` (NumPy
+    integers included), never a ``bool``, ``float`` or tuple.
+
+    Args:
+      x: any object.
+    Returns:
+      ``bool``.
+    Raises:
+      Nothing: every object gets an answer (``False`` for non-integers).
+    Example:
+      >>> is_int(3), is_int(np.int32(3)), is_int(True), is_int(3.0), is_int((3,))
+      (True, True, False, False, False)
+
+    Semantics: pycute ``is_int`` / CuTe ``is_integral``; pycute's also refuses NumPy integers."""
     return type(x) is int or isinstance(x, Integer)
 
 
 def is_tuple(x: Any) -> bool:
-    """True for a ``tuple`` (a hierarchical int tuple). Semantics: ``pycute.is_tuple``."""
+    """True for a ``tuple`` (a hierarchical int tuple, ``()`` included); a ``list`` is not one.
+
+    Args:
+      x: any object.
+    Returns:
+      ``bool``: ``isinstance(x, tuple)``.
+    Raises:
+      Nothing: every object gets an answer.
+    Example:
+      >>> is_tuple((2, 3)), is_tuple(()), is_tuple([2, 3]), is_tuple(4)
+      (True, True, False, False)
+
+    Semantics: pycute ``is_tuple`` / CuTe ``is_tuple``."""
     return type(x) is tuple or isinstance(x, tuple)
 
 
@@ -97,13 +132,25 @@ def congruent(a: Any, b: Any) -> bool:
 def flatten(t: Any) -> tuple[Any, ...]:
     """The leaves of an int tuple, left to right: ``flatten(((2, 3), 4)) == (2, 3, 4)``.
 
-    A :class:`~functional_strides.cute.Layout` is flattened to the layout of its leaf modes.
+    A :class:`~functional_strides.cute.Layout` is flattened to the layout of its leaf modes
+    (same map, depth at most 1).
 
+    Args:
+      t: an int, a nested tuple of ints, or a Layout.
+    Returns:
+      A flat ``tuple`` of the leaves (``(t,)`` for an int), or a Layout whose shape and stride
+      are ``flatten(t.shape)`` and ``flatten(t.stride)``.
+    Raises:
+      Nothing: leaves are not checked; any non-tuple, non-layout ``t`` (a ``str``, ``None``,
+        a ``list``) comes back as the one-leaf tuple ``(t,)``.
     Example:
-      >>> flatten(((2, 3), (4, (5,))))
-      (2, 3, 4, 5)
+      >>> flatten(((2, 3), (4, (5,)))), flatten(7)
+      ((2, 3, 4, 5), (7,))
+      >>> from functional_strides.cute import Layout
+      >>> flatten(Layout(((2, 3), 4)))
+      Layout((2, 3, 4),(1, 2, 6))
 
-    Semantics: ``pycute.flatten``, CuTe ``flatten``."""
+    Semantics: pycute ``flatten`` / CuTe ``flatten``."""
     if type(t) is tuple:
         if all(type(x) is int for x in t):
             return t
@@ -124,18 +171,37 @@ def flatten(t: Any) -> tuple[Any, ...]:
 
 
 def signum(a: int) -> int:
-    """-1, 0 or 1: the sign of ``a``. Semantics: ``pycute.signum``."""
+    """-1, 0 or 1: the sign of ``a``.
+
+    Args:
+      a: a number (an int in the algebra; any value ordered against ``0`` works).
+    Returns:
+      ``int``: ``-1`` if ``a < 0``, ``0`` if ``a == 0``, ``1`` if ``a > 0``.
+    Raises:
+      TypeError: ``a`` cannot be compared with ``0`` (``None``, a ``str``, a tuple).
+    Example:
+      >>> signum(-7), signum(0), signum(3)
+      (-1, 0, 1)
+
+    Semantics: pycute ``signum`` / CuTe ``signum``."""
     return (a > 0) - (a < 0)
 
 
 def product(a: Any) -> int:
-    """Product of all leaves (1 for ``()``).
+    """Product of all leaves of an int tuple (1 for ``()``): the number of elements of a shape.
 
+    Args:
+      a: an int or a nested tuple of ints (a shape; extents count elements).
+    Returns:
+      ``int``: the product; an int ``a`` is returned unchanged.
+    Raises:
+      TypeError: a tuple leaf that does not multiply with an int (``product((2, None))``).
+        A non-tuple ``a`` is returned as is, unchecked.
     Example:
       >>> product(((2, 3), 4)), product(()), product(5)
       (24, 1, 5)
 
-    Semantics: ``pycute.product``, CuTe ``product``."""
+    Semantics: pycute ``product`` / CuTe ``product``."""
     if is_tuple(a):
         out = 1
         for x in a:
@@ -164,7 +230,20 @@ def inner_product(a: Any, b: Any) -> int:
 
 
 def tuple_max(a: Any) -> int:
-    """Largest leaf. Semantics: ``pycute.tuple_max``."""
+    """Largest leaf of an int tuple.
+
+    Args:
+      a: an int or a nested tuple of ints.
+    Returns:
+      ``int``: the largest leaf; an int ``a`` is returned unchanged.
+    Raises:
+      ValueError: ``a`` (or a nested tuple in it) is ``()`` (the builtin ``max`` of nothing).
+      TypeError: leaves that do not compare (``tuple_max((1, None))``).
+    Example:
+      >>> tuple_max(((2, 7), 4)), tuple_max(5)
+      (7, 5)
+
+    Semantics: pycute ``tuple_max``."""
     return max(tuple_max(x) for x in a) if is_tuple(a) else a
 
 
@@ -350,5 +429,17 @@ def slice_(crd: Any, trg: Any) -> Any:
 
 
 def has_none(a: Any) -> bool:
-    """True when ``a`` holds a ``None`` leaf (a slicing coordinate). Semantics: ``pycute.has_none``."""
+    """True when ``a`` holds a ``None`` leaf: a slicing coordinate (``None`` is CuTe's ``_``).
+
+    Args:
+      a: a coordinate: an int, ``None`` or a nested tuple of them.
+    Returns:
+      ``bool``; ``has_none(None)`` is ``True``.
+    Raises:
+      Nothing: any non-tuple leaf other than ``None`` counts as an int coordinate.
+    Example:
+      >>> has_none((None, (1, None))), has_none((0, (1, 2))), has_none(None)
+      (True, False, True)
+
+    Semantics: pycute ``has_none`` / CuTe ``has_underscore``."""
     return any(has_none(v) for v in a) if is_tuple(a) else a is None

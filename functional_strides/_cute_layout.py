@@ -53,13 +53,38 @@ __all__ = [
 
 
 class LayoutBase:
-    """Common base of :class:`Layout` and :class:`ComposedLayout` (``is_layout`` tests it)."""
+    """Common base of :class:`Layout` and :class:`ComposedLayout`: the marker :func:`is_layout` tests.
+
+    It holds no shape, stride or behaviour; a layout-like argument of the algebra (something
+    with a domain of coordinates and a map to indices in elements) is one of its subclasses.
+
+    Raises:
+      Nothing: a marker class without fields; ``LayoutBase()`` builds an empty instance that
+        no function of the algebra accepts as a layout (they need ``shape`` and ``stride``).
+    Example:
+      >>> isinstance(Layout(4), LayoutBase), isinstance((4,), LayoutBase)
+      (True, False)
+
+    Semantics: pycute ``LayoutBase``."""
 
     __slots__ = ()
 
 
 def is_layout(x: Any) -> bool:
-    """True for a :class:`Layout` or :class:`ComposedLayout`. Semantics: ``pycute.is_layout``."""
+    """True for a :class:`Layout` or :class:`ComposedLayout` (any :class:`LayoutBase`), False for
+    int tuples, :class:`Swizzle`\\ s and everything else.
+
+    Args:
+      x: any object.
+    Returns:
+      ``bool``: ``isinstance(x, LayoutBase)``.
+    Raises:
+      Nothing: every object gets an answer.
+    Example:
+      >>> is_layout(Layout((2, 3))), is_layout((2, 3))
+      (True, False)
+
+    Semantics: pycute ``is_layout`` / CuTe ``is_layout``."""
     return isinstance(x, LayoutBase)
 
 
@@ -180,14 +205,28 @@ def _as_layout(x: Any, op: str, name: str) -> Layout:
 def make_layout(*layouts: Any) -> Layout:
     """The layout whose modes are ``layouts`` (each a Layout, or an int/tuple shape).
 
-    ``make_layout(A, B)`` has shape ``(A.shape, B.shape)`` and stride ``(A.stride, B.stride)``.
+    ``make_layout(A, B)`` has shape ``(A.shape, B.shape)`` and stride ``(A.stride, B.stride)``:
+    mode ``i`` of the result is ``layouts[i]`` unchanged. An int or tuple argument is the
+    shape of a compact column-major layout (``Layout(shape)``, strides ``prefix_product``).
     A single iterable argument is unpacked (``make_layout(layout for ...)``).
 
+    Args:
+      *layouts: Layouts, ints or int tuples (extents in elements, strides in elements); or one
+        iterable of them. No argument gives the rank-0 layout ``():()``.
+    Returns:
+      A :class:`Layout` of rank ``len(layouts)`` (a tuple shape even for one mode).
+    Raises:
+      LayoutError: an argument is not a Layout, an int or a tuple (message names its type and
+        value), or an int/tuple shape has a negative or non-integer extent (from
+        :class:`Layout`).
     Example:
       >>> make_layout(Layout(4, 2), Layout((2, 3)))
       Layout((4, (2, 3)),(2, (1, 2)))
+      >>> make_layout(3, (2, 2)), make_layout()
+      (Layout((3, (2, 2)),(1, (1, 2))), Layout((),()))
 
-    Semantics: ``pycute.make_layout``, CuTe ``make_layout(layouts...)``."""
+    Semantics: pycute ``make_layout`` / CuTe ``make_layout(layouts...)``; pycute takes Layouts
+    only."""
     if len(layouts) == 1 and not is_layout(layouts[0]) and not is_int(layouts[0]):
         layouts = tuple(layouts[0])
     modes = [_as_layout(x, "make_layout", "each argument") for x in layouts]
@@ -195,18 +234,59 @@ def make_layout(*layouts: Any) -> Layout:
 
 
 def size(x: Any) -> int:
-    """Size of the domain of a layout, or product of an int tuple. Semantics: ``pycute.size``."""
+    """Size of the domain of a layout (the number of coordinates), or the product of an int tuple.
+
+    Args:
+      x: a Layout or ComposedLayout, or an int tuple (a shape; extents count elements).
+    Returns:
+      ``int``: ``x.size()`` for a layout, :func:`product` of ``x`` otherwise.
+    Raises:
+      TypeError: a tuple leaf that does not multiply with an int (as :func:`product`). A
+        non-tuple, non-layout ``x`` is returned as is, unchecked.
+    Example:
+      >>> size(Layout((2, (3, 4)), (1, (2, 6)))), size((2, (3, 4))), size(5)
+      (24, 24, 5)
+
+    Semantics: pycute ``size`` / CuTe ``size``."""
     return x.size() if is_layout(x) else product(x)
 
 
 def cosize(x: Any) -> int:
-    """Size of the codomain, ``max(L(c)) + 1``. Semantics: ``pycute.cosize`` (which is wrong for
-    negative strides: it returns ``L(size - 1) + 1``)."""
+    """Size of the codomain: ``max(L(c)) + 1`` over the domain, in elements (0 for an empty layout).
+
+    For non-negative strides it is ``L(size(L) - 1) + 1``; negative strides add nothing (the
+    lowest index of a layout is then below 0, and the count starts at ``L(0) = 0``).
+
+    Args:
+      x: a Layout, or a ComposedLayout (then the cosize of its outer function ``layoutB``).
+    Returns:
+      ``int``.
+    Raises:
+      AttributeError: ``x`` is not a layout (an int tuple has no codomain: ``'tuple' object has
+        no attribute 'cosize'``); ``Layout(shape)`` turns a shape into one.
+    Example:
+      >>> cosize(Layout((2, 3), (3, 1))), cosize(Layout((2, 3), (-1, 2))), cosize(Layout((2, 0)))
+      (6, 5, 0)
+
+    Semantics: pycute ``cosize`` / CuTe ``cosize``; pycute's is wrong for negative strides (it
+    returns ``L(size - 1) + 1``)."""
     return x.cosize()
 
 
 def rank(x: Any) -> int:
-    """Number of top-level modes (1 for an int). Semantics: CuTe ``rank``."""
+    """Number of top-level modes: ``len`` of a tuple shape, 1 for an int shape or int.
+
+    Args:
+      x: a Layout or ComposedLayout, or an int tuple.
+    Returns:
+      ``int``; nested modes count once (``rank(((2, 3), 4)) == 2``).
+    Raises:
+      Nothing: any non-tuple, non-layout ``x`` counts as an int (rank 1), unchecked.
+    Example:
+      >>> rank(Layout((2, (3, 4)))), rank((2, 3, 4)), rank(7), rank(Layout(4))
+      (2, 3, 1, 1)
+
+    Semantics: CuTe ``rank`` (``len(layout)`` in pycute)."""
     if is_layout(x):
         return len(x)
     return len(x) if is_tuple(x) else 1
@@ -215,11 +295,18 @@ def rank(x: Any) -> int:
 def depth(x: Any) -> int:
     """Nesting depth: 0 for an int (or a layout of int shape), 1 + max over modes for a tuple.
 
+    Args:
+      x: an int tuple, a Layout (its shape is measured), or a ComposedLayout (the shape of its
+        inner ``layoutA``).
+    Returns:
+      ``int`` >= 0; ``depth(()) == 1``.
+    Raises:
+      Nothing: any non-tuple, non-layout ``x`` counts as an int (depth 0), unchecked.
     Example:
       >>> depth(4), depth((2, 3)), depth(Layout(((2, 2), 3)))
       (0, 1, 2)
 
-    Semantics: CuTe ``depth``."""
+    Semantics: CuTe ``depth`` (not in pycute)."""
     if is_layout(x):
         x = x.layoutA.shape if hasattr(x, "layoutA") else x.shape
     if is_tuple(x):
@@ -297,11 +384,25 @@ def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - pycut
     """``layout`` without extent-1 and stride-0 modes, coalesced: the same image set, each index once
     per distinct non-broadcast coordinate.
 
+    With a tuple ``profile``, mode ``i`` is filtered separately for ``i < len(profile)`` and the
+    later modes are kept as they are, so the result keeps ``len(layout)`` modes.
+
+    Args:
+      layout: a Layout (or an int/tuple shape, meaning its compact column-major layout);
+        profile: ``None`` or an int (filter everything) or an int tuple.
+    Returns:
+      A Layout of int shape or flat tuple shape (coalesced, column-major order kept); ``1:0``
+      when every mode is dropped.
+    Raises:
+      LayoutError: ``layout`` is not a Layout, int or tuple (a ComposedLayout included), or
+        ``profile`` has more modes than ``layout``.
     Example:
       >>> filter(Layout((2, 3, 4), (1, 0, 2)))
       Layout(8,1)
+      >>> filter(Layout(((2, 1), (3, 4)), ((1, 5), (0, 2))), (1, 1))
+      Layout((2, 4),(1, 2))
 
-    Semantics: ``pycute.filter``, CuTe ``filter``."""
+    Semantics: pycute ``filter`` / CuTe ``filter``."""
     layout = _as_layout(layout, "filter", "layout")
     if is_tuple(profile):
         _check_rank("filter", layout, profile, "profile")
@@ -460,11 +561,27 @@ def right_inverse(layout: Any) -> Any:
     """A layout ``R`` with ``layout(R(i)) == i`` for every ``i < size(R)``, ``size(R)`` as large as
     the contiguous part of ``layout``'s image starting at 0 allows.
 
+    The modes of ``layout`` (extent-1 modes skipped) are taken in order of increasing stride
+    while each stride equals the span of those before it (1, then ``n0 * d0``, ...); ``R``
+    maps an index to the colexicographic index of that coordinate. The run stops at the first
+    mode that breaks it, so the smallest stride must be 1: a layout with no stride-1 mode, or
+    with a stride-0 or negative mode of extent > 1 (it sorts first), gives ``1:0``.
+
+    Args:
+      layout: a Layout (or an int/tuple shape), or ``None``.
+    Returns:
+      A coalesced Layout (``None`` for ``None``); ``size(R)`` counts elements.
+    Raises:
+      LayoutError: ``layout`` is not a Layout, int, tuple or ``None``. Negative, zero or gapped
+        strides raise nothing: the modes from the first that breaks the run are left out
+        (``right_inverse(Layout((2, 3), (1, 4)))`` is ``2:1``).
     Example:
       >>> right_inverse(Layout((2, 4), (4, 1)))
       Layout((4, 2),(2, 1))
+      >>> right_inverse(Layout((2, 3), (2, 4)))     # no stride 1: only index 0 is reached
+      Layout(1,0)
 
-    Semantics: ``pycute.right_inverse``, CuTe ``right_inverse``."""
+    Semantics: pycute ``right_inverse`` / CuTe ``right_inverse``."""
     if layout is None:
         return None
     layout = _as_layout(layout, "right_inverse", "layout")
@@ -518,11 +635,26 @@ def left_inverse(layout: Any) -> Any:
 def slice_and_offset(crd: Any, layout: Layout) -> tuple[Layout, int]:
     """``(layout(crd), offset)``: the modes where ``crd`` is ``None``, and the index of the rest.
 
+    The sub-layout keeps the modes (shape and stride) at ``None`` leaves of ``crd``, one level
+    flat; the offset is ``crd2idx(crd, shape, stride)`` with ``None`` read as 0, in elements.
+    Coordinates are not bounds-checked (as in CuTe).
+
+    Args:
+      crd: a coordinate congruent with ``layout.shape`` (ints and ``None``); layout: a Layout
+        (or an int/tuple shape).
+    Returns:
+      ``(Layout, int)``.
+    Raises:
+      LayoutError: ``layout`` is not a Layout, int or tuple; ``crd`` nests deeper than
+        ``layout.shape`` or a rank differs (raised by :func:`slice_`, named ``slice_`` in the
+        message).
     Example:
       >>> slice_and_offset((None, 2), Layout((4, 8), (8, 1)))
       (Layout((4,),(8,)), 2)
+      >>> slice_and_offset((1, None), Layout((4, 8), (8, 1)))
+      (Layout((8,),(1,)), 8)
 
-    Semantics: ``pycute.slice_and_offset``, CuTe ``slice_and_offset``."""
+    Semantics: pycute ``slice_and_offset`` / CuTe ``slice_and_offset``."""
     layout = _as_layout(layout, "slice_and_offset", "layout")
     return (_trusted(slice_(crd, layout.shape), slice_(crd, layout.stride)),
             crd2idx(crd, layout.shape, layout.stride))

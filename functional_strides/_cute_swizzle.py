@@ -87,15 +87,27 @@ class Swizzle:
 class ComposedLayout(LayoutBase):
     """``layoutB o (offset + layoutA)``: ``R(c) = layoutB(offset + layoutA(c))``, e.g. a swizzled layout.
 
+    The domain, rank and modes are those of ``layoutA`` (coordinates colexicographic, as for
+    a Layout); ``offset`` and the indices are in elements. ``R(c)`` with ``None`` in ``c``
+    slices ``layoutA`` and moves the sliced-off part into ``offset``; ``R[i]`` keeps mode
+    ``i``. Immutable and hashable; ``size()`` is that of ``layoutA``, ``cosize()`` that of
+    ``layoutB``. :func:`composition` with a Swizzle or ComposedLayout on the left builds one.
+
     Args:
       layoutB: the outer function (a :class:`Swizzle` or a Layout); offset: int added first;
       layoutA: the inner Layout (it gives the domain, rank and modes).
+    Raises:
+      LayoutError: ``layoutA`` is not a :class:`Layout`; ``layoutB`` is not callable (not a
+        Swizzle or Layout); ``offset`` is not an int. Calling it with a coordinate that does
+        not match ``layoutA``'s shape raises LayoutError (from ``crd2idx``).
     Example:
       >>> sl = ComposedLayout(Swizzle(1, 0, 1), 0, Layout((2, 2), (1, 2)))
       >>> [sl(i) for i in range(4)], sl.size()
       ([0, 1, 3, 2], 4)
+      >>> ComposedLayout(Layout(4, 2), 1, Layout(4))(3)     # layoutB(1 + 3)
+      8
 
-    Semantics: ``pycute.ComposedLayout``, CuTe ``ComposedLayout``."""
+    Semantics: pycute ``ComposedLayout`` / CuTe ``ComposedLayout``."""
 
     __slots__ = ("layoutB", "offset", "layoutA")
 

@@ -116,12 +116,19 @@ def from_layout(flat: FlatLayout) -> Layout:
     Args:
       flat: a ``functional_strides.Layout`` (or anything with ``shape`` and ``strides``).
     Returns:
-      ``Layout(tuple(flat.shape), tuple(flat.strides))`` (rank 0 gives ``():()``).
+      ``Layout(tuple(flat.shape), tuple(flat.strides))`` (rank 0 gives ``():()``); extents
+      and strides in elements, as given (no reordering: mode 0 is dim 0).
+    Raises:
+      LayoutError: ``flat`` has no ``shape`` or no ``strides`` attribute (a tuple, a
+        ``jax.Array`` or a cute Layout, whose attribute is ``stride``); or a stride is not an
+        integer (from :class:`Layout`).
     Example:
       >>> from functional_strides import Layout as FlatLayout
       >>> L = from_layout(FlatLayout((3, 4), (4, 1)))
       >>> L, L(1), L((0, 1))        # 1-D index 1 is coordinate (1, 0): colexicographic
       (Layout((3, 4),(4, 1)), 4, 1)
+      >>> to_layout(L, 7) == FlatLayout((3, 4), (4, 1), 7)
+      True
 
     Semantics: CuTe ``make_layout(shape, stride)`` of a ``torch.Tensor``'s ``size()``/``stride()``.
     """
