@@ -330,8 +330,9 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
 
     Forms: ``x.view(*shape)``, ``fs.view(x, shape)``, ``views.view(layout, shape)``. The
     array forms also take a dtype, ``x.view(dtype)`` (a NumPy/JAX dtype, a name or a
-    ``torch.dtype``): the same bytes read as ``dtype`` with PyTorch's rules, shape and strides,
-    over a bitcast copy of the storage (as ``fs.view_as_real`` and ``fs.view_as_complex``).
+    ``torch.dtype``): the same bytes read as ``dtype`` with PyTorch's rules, shape and
+    strides, over a bitcast copy of the storage (as ``fs.view_as_real`` and
+    ``fs.view_as_complex``).
 
     Args:
       shape: target extents, ints (one may be -1); ``prod(shape) == numel``.
