@@ -34,7 +34,15 @@ class Collective:
         times the number of (source != target) pairs; for the others the result times
         ``(G - 1)``, with ``G`` the partition count (what a device receives from the others,
         summed over the devices; for ``all-reduce``, a lower bound).
-    """
+    Raises:
+      Nothing: a frozen record, built by :func:`collectives`.
+    Example:
+      >>> c = Collective("all-to-all", 16, 48)     # 16 bytes per device, 4 devices
+      >>> c.op, c.moved // c.bytes
+      ('all-to-all', 3)
+
+    Semantics: one XLA HLO collective instruction, as ``jax.stages.Compiled.as_text()``
+    prints it."""
 
     op: str
     bytes: int
@@ -47,12 +55,18 @@ def collectives(hlo: Any) -> list[Collective]:
     Args:
       hlo: a ``jax.stages.Compiled`` or its ``as_text()``.
     Returns:
-      A :class:`Collective` per op, in program order.
+      A :class:`Collective` per op, in program order (``[]`` for a program without one).
+    Raises:
+      Nothing of its own: an ``hlo`` that is neither a string nor has ``as_text()`` raises
+      ``AttributeError``; text without collectives gives ``[]``.
     Example:
       >>> collectives("num_partitions=8\\n  %cp = f32[192]{0} collective-permute(%x), "
       ...             "source_target_pairs={{0,1},{1,2}}")
       [Collective(op='collective-permute', bytes=768, moved=1536)]
-    """
+
+    Semantics: XLA's HLO collective ops (``all-gather``, ``all-to-all``,
+    ``collective-permute``, ``all-reduce``, ``reduce-scatter``, ``collective-broadcast``,
+    and their ``-start`` async forms) as ``jax.stages.Compiled.as_text()`` prints them."""
     text = hlo if isinstance(hlo, str) else hlo.as_text()
     found = _PARTITIONS.search(text)
     partitions = int(found.group(1)) if found else 1

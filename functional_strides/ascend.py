@@ -239,9 +239,20 @@ def as_strided(x: Any, size: Sequence[int], stride: Sequence[int], offset: Any) 
 def make_shape(*extents: Any) -> tuple[Any, ...]:
     """Ascend C ``MakeShape(t...)``: a (nested) shape tuple.
 
+    Args:
+      *extents: ints >= 0, or nested tuples of them (one mode each).
+    Returns:
+      The tuple of the extents as Python ints, nesting kept (``()`` for no argument).
+    Raises:
+      LayoutError: an entry that is not an int or a nested tuple of ints (a float, a bool,
+        a string, ``None``), or a negative extent.
     Example:
-      >>> make_shape(4, 2)
-      (4, 2)
+      >>> make_shape(4, 2), make_shape(4, (2, 3))
+      ((4, 2), (4, (2, 3)))
+      >>> make_shape(4, -1)
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: make_shape: shape entry -1 is below 0 (got shape=-1).
 
     Semantics: Ascend C ``MakeShape``; CuTe ``make_shape``."""
     return normalize("shape", extents, op="make_shape", minimum=0)
@@ -250,9 +261,20 @@ def make_shape(*extents: Any) -> tuple[Any, ...]:
 def make_stride(*strides: Any) -> tuple[Any, ...]:
     """Ascend C ``MakeStride(t...)``: a (nested) stride tuple, in elements.
 
+    Args:
+      *strides: ints (any sign), or nested tuples of them, in elements.
+    Returns:
+      The tuple of the strides as Python ints, nesting kept (``()`` for no argument).
+    Raises:
+      LayoutError: an entry that is not an int or a nested tuple of ints (a float, a bool,
+        a string, ``None``).
     Example:
-      >>> make_stride(4, 1)
-      (4, 1)
+      >>> make_stride(4, 1), make_stride(1, (4, 8))
+      ((4, 1), (1, (4, 8)))
+      >>> make_stride(1.5)
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: make_stride: stride must be an int ... (got float 1.5).
 
     Semantics: Ascend C ``MakeStride``; CuTe ``make_stride``."""
     return normalize("stride", strides, op="make_stride")
@@ -275,10 +297,37 @@ def make_layout(shape: Any, stride: Any) -> cute.Layout:
 
 
 def get_shape(layout: cute.Layout) -> Any:
-    """Ascend C ``Layout::GetShape()``. Semantics: CuTe ``shape(layout)``."""
+    """Ascend C ``Layout::GetShape()``: the (nested) shape of a layout.
+
+    Args:
+      layout: a :class:`functional_strides.cute.Layout` (as :func:`make_layout` builds).
+    Returns:
+      Its shape: an int or a nested tuple of ints (extents).
+    Raises:
+      Nothing of its own: it reads ``layout.shape``; an object without one raises
+      ``AttributeError``.
+    Example:
+      >>> get_shape(make_layout(make_shape(4, (2, 3)), make_stride(1, (4, 8))))
+      (4, (2, 3))
+
+    Semantics: Ascend C ``Layout::GetShape``; CuTe ``shape(layout)``."""
     return layout.shape
 
 
 def get_stride(layout: cute.Layout) -> Any:
-    """Ascend C ``Layout::GetStride()``. Semantics: CuTe ``stride(layout)``."""
+    """Ascend C ``Layout::GetStride()``: the (nested) strides of a layout, in elements.
+
+    Args:
+      layout: a :class:`functional_strides.cute.Layout` (as :func:`make_layout` builds).
+    Returns:
+      Its stride: an int or a nested tuple of ints, nested as its shape.
+    Raises:
+      Nothing of its own: it reads ``layout.stride``; an object without one raises
+      ``AttributeError`` (a flat :class:`functional_strides.Layout` names its
+      ``strides``).
+    Example:
+      >>> get_stride(make_layout(make_shape(4, (2, 3)), make_stride(1, (4, 8))))
+      (1, (4, 8))
+
+    Semantics: Ascend C ``Layout::GetStride``; CuTe ``stride(layout)``."""
     return layout.stride

@@ -70,6 +70,18 @@ def _copy(x: StridedArray, fn: Any, shape: tuple[int, ...], order: str) -> Strid
 def shares_memory(a: StridedArray, b: StridedArray) -> bool:
     """True when ``a`` and ``b`` address a common element of one storage (exact).
 
+    Two views share memory when they are over the same storage object and some storage
+    index (offset plus strides times coordinates, in elements) lies in both; the answer is
+    exact for any strides (0, negative, interleaved), as with NumPy's ``max_work=None``.
+
+    Args:
+      a, b: ``StridedArray`` views. Anything else (a JAX or NumPy array, a scalar) is a
+        value here, not a view of a storage, and gives ``False``.
+    Returns:
+      ``bool``.
+    Raises:
+      LayoutError: the two views are over one storage and an offset is not one known
+        integer (traced under ``jit``, or one per item of a batch); compare outside ``jit``.
     Example:
       >>> import jax.numpy as jnp
       >>> x = from_array(jnp.arange(6))

@@ -46,7 +46,30 @@ __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out
 @dataclasses.dataclass(frozen=True)
 class Partition:
     """How a 1-D storage lies on devices: ``mesh``, the mesh axis (a name or a tuple of
-    names) its only axis is sharded over, and ``devices``, the number of blocks."""
+    names) its only axis is sharded over, and ``devices``, the number of blocks.
+
+    A storage of ``n`` elements lies in ``devices`` blocks of ``n // devices`` consecutive
+    elements, block ``d`` on the ``d``-th device along ``axis``. :func:`partition` reads one
+    from a sharded storage; the planners (:func:`read_plan`, :func:`write_plan`) take one,
+    so plans can be computed for any device count (the example plans for 8 devices on a
+    1-device mesh).
+
+    Attributes:
+      mesh: the ``jax.sharding.Mesh`` of the storage's ``NamedSharding``.
+      axis: the mesh axis name (or tuple of names) of the storage's ``PartitionSpec``.
+      devices: the number of blocks (the product of those mesh axes' sizes), an int.
+    Raises:
+      Nothing: a frozen record; its fields are not checked (``axis`` must name an axis of
+      ``mesh`` for the shardings built from it, and ``devices`` must divide the storage).
+    Example:
+      >>> import jax, numpy as np
+      >>> from jax.sharding import Mesh
+      >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
+      >>> part.axis, part.devices
+      ('x', 8)
+
+    Semantics: the storage's ``jax.sharding.NamedSharding`` (its mesh and the
+    ``PartitionSpec`` entry of axis 0), reduced to what the planners need."""
 
     mesh: Any
     axis: Any
@@ -63,11 +86,19 @@ def partition(storage: Any) -> Partition | None:
     (a ``NamedSharding`` whose spec shards axis 0), else ``None`` (a single-device or
     replicated storage, a batch of storages, or a traced one).
 
+    Args:
+      storage: any value; a 1-D ``jax.Array`` placed with a ``NamedSharding`` is looked at.
+    Returns:
+      A :class:`Partition` (``devices >= 2``), or ``None``.
+    Raises:
+      Nothing: anything that is not a concrete 1-D array sharded over several devices
+      (a NumPy array, a scalar, a tracer, a 2-D array) gives ``None``.
     Example:
       >>> import jax.numpy as jnp
       >>> partition(jnp.zeros(8)) is None       # one device: the single-device paths apply
       True
-    """
+
+    Semantics: reads ``jax.Array.sharding`` (a ``jax.sharding.NamedSharding``)."""
     if is_traced(storage):
         return None
     sharding = getattr(storage, "sharding", None)
@@ -94,13 +125,26 @@ def default_out_sharding(layout: Layout, part: Partition) -> NamedSharding:
     """The view's output sharded over the storage's mesh axis along its outermost dim whose
     extent the device count divides; replicated when no dim's does (JAX shards evenly).
 
+    Args:
+      layout: the view read (its shape decides; extents in elements).
+      part: the storage's :class:`Partition`.
+    Returns:
+      A ``NamedSharding`` over ``part.mesh``: ``PartitionSpec(None, ..., part.axis)`` with the
+      axis at that dim, or ``PartitionSpec()`` (replicated).
+    Raises:
+      Nothing of its own: a ``part.axis`` that is not an axis of ``part.mesh`` raises JAX's
+      ``ValueError`` ("Resource axis ... is not found in mesh").
     Example:
       >>> import jax, numpy as np
       >>> from jax.sharding import Mesh
       >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
       >>> default_out_sharding(Layout((501, 256), (64, 1)), part).spec   # 501 frames do not split
       P(None, 'x')
-    """
+      >>> default_out_sharding(Layout((3, 5), (5, 1)), part).spec          # no dim splits in 8
+      P()
+
+    Semantics: ``jax.sharding.NamedSharding`` (an even split, as JAX requires of a
+    sharded output dim)."""
     for d, extent in enumerate(layout.shape):
         if extent and extent % part.devices == 0:
             return NamedSharding(part.mesh, P(*([None] * d), part.axis))
@@ -121,7 +165,18 @@ class ShardedRead:
         block and from the start of its right neighbour's (all 0 unless ``"halo"``).
       block: storage elements per device.
       out_sharding: the output's ``NamedSharding``.
-    """
+    Raises:
+      Nothing: a frozen record, built by :func:`read_plan` and :func:`write_plan`.
+    Example:
+      >>> import jax, numpy as np
+      >>> from jax.sharding import Mesh
+      >>> part = Partition(Mesh(np.array(jax.devices()[:1]), ("x",)), "x", 8)
+      >>> plan = read_plan(Layout((512, 256), (64, 1)), 32960, part)   # frames: window 256, hop 64
+      >>> plan.strategy, plan.dim, plan.block, plan.out_sharding.spec, plan.halo_elements
+      ('halo', 0, 4120, P('x',), 1344)
+
+    Semantics: the plan of a ``jax.shard_map`` program with ``lax.ppermute`` halo exchanges
+    (``"local"``/``"halo"``) or of ``jax.jit`` with ``out_shardings`` (``"partitioner"``)."""
 
     strategy: str
     dim: int | None
@@ -168,6 +223,8 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None)
       A :class:`ShardedRead`.
     Raises:
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+      Nothing else is checked: ``layout`` is taken to lie within the storage (a
+      ``StridedArray`` checks that when it is built).
     Example:
       512 frames (window 256, hop 64) of a signal of 32960 elements on 8 devices: each
       device needs a few elements of its neighbours' blocks, ``w - h`` per boundary.
@@ -180,7 +237,9 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None)
       ('halo', (0, 24, 48), (168, 144, 120), 192)
       >>> read_plan(Layout((256, 128), (1, 256)), 32768, part).strategy     # a transpose
       'partitioner'
-    """
+
+    Semantics: no PyTorch/NumPy counterpart; it plans a ``jax.shard_map`` program with
+    ``lax.ppermute`` halo exchanges, or ``jax.jit`` with ``out_shardings``."""
     if out_sharding is None:
         out_sharding = default_out_sharding(layout, part)
     if not isinstance(out_sharding, NamedSharding):
@@ -292,7 +351,32 @@ def _static(layout: Layout) -> Layout:
 
 def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool = False) -> Any:
     """The jitted read of ``layout`` from the sharded ``storage`` (``program(...).lower(storage)``
-    gives its HLO); ``flat=True`` returns the values flattened (``contiguous()``'s storage)."""
+    gives its HLO); ``flat=True`` returns the values flattened (``contiguous()``'s storage).
+
+    Args:
+      storage: a 1-D ``jax.Array`` of ``n`` elements with a ``NamedSharding`` over its only
+        axis, on more than one device.
+      layout: the view (elements; a concrete offset).
+      out_sharding: the output's ``NamedSharding`` (default: :func:`default_out_sharding`).
+      flat: the program returns the values flattened to 1-D.
+    Returns:
+      A ``jax.jit``-wrapped function ``f(storage) -> values`` of ``layout.shape`` (or
+      ``(numel,)``), cached per layout, plan and partition; the same program as :func:`read`.
+    Raises:
+      LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
+      LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
+      StorageError: when the program runs under the ``"partitioner"`` strategy, a view
+        past the storage end; the ``"local"`` and ``"halo"`` strategies do not check
+        bounds (a ``StridedArray``'s layout is checked when it is built).
+    Example:
+      >>> import jax.numpy as jnp
+      >>> program(jnp.zeros(8), Layout((2, 2), (1, 2)))       # one device: nothing to partition
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: sharded read: the storage (shape (8,)) is not a 1-D array ...
+
+    Semantics: ``jax.jit`` with ``out_shardings`` of the read :func:`read` performs
+    (``torch.as_strided`` values)."""
     part = partition(storage)
     if part is None:
         raise LayoutError(f"sharded read: the storage (shape {tuple(jnp.shape(storage))}) is not a 1-D "
@@ -318,15 +402,22 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
       A ``jax.Array`` of ``layout.shape`` (``(numel,)`` when ``flat``) and the storage dtype.
     Raises:
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
-      LayoutError: a traced storage without an ``out_sharding`` that shards one dim over
-        one mesh axis.
+      LayoutError: a concrete storage not sharded over more than one device; a traced
+        storage without an ``out_sharding`` that shards one dim over one mesh axis, or
+        whose length that axis's device count does not divide.
+      StorageError: under the ``"partitioner"`` strategy, a view past the storage end;
+        the ``"local"`` and ``"halo"`` strategies do not check bounds (a
+        ``StridedArray``'s layout is checked when it is built).
     Example:
       >>> import jax, jax.numpy as jnp, numpy as np
       >>> from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
       >>> rows = NamedSharding(Mesh(np.array(jax.devices()[:1]), ("x",)), P("x"))
       >>> jax.jit(lambda s: read(s, Layout((3, 4), (2, 1)), rows))(jnp.arange(8.0)).tolist()
       [[0.0, 1.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0], [4.0, 5.0, 6.0, 7.0]]
-    """
+
+    Semantics: the values of ``torch.as_strided(storage, layout.shape, layout.strides,
+    layout.offset)`` (as :func:`functional_strides.materialize`), placed as
+    ``jax.jit(..., out_shardings=out_sharding)`` places them."""
     if is_traced(storage):
         part = _traced_partition(storage, layout, out_sharding)
         plan = read_plan(_static(layout), storage.shape[0], part, out_sharding)
@@ -360,8 +451,17 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
     (``"partitioner"``, also for a ``"set"`` through an overlapping view with
     ``overlap="error"``, so that it raises as on one device).
 
+    Args:
+      layout: the view written through (static offset; elements).
+      n: storage elements; ``part.devices`` divides it.
+      part: the storage's :class:`Partition`.
+      mode: ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
+      overlap: ``"error"`` or another policy of :func:`functional_strides.write`.
     Returns:
       A :class:`ShardedRead` (its ``out_sharding`` is the storage's sharding).
+    Raises:
+      Nothing of its own: ``mode`` and ``overlap`` are read, not checked (the write checks
+      them when it runs), and ``layout`` is taken to lie within the storage.
     Example:
       >>> import jax, numpy as np
       >>> from jax.sharding import Mesh
@@ -371,7 +471,9 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
       'halo'
       >>> write_plan(frames, 32960, part, mode="set").strategy   # overlapping: raises as on one device
       'partitioner'
-    """
+
+    Semantics: no PyTorch/NumPy counterpart; it plans a ``jax.shard_map`` program (halo
+    updates sent back with ``lax.ppermute``), or ``jax.jit`` with ``out_shardings``."""
     sharding = NamedSharding(part.mesh, P(part.axis))
     by_rows = NamedSharding(part.mesh, P(part.axis, *([None] * (layout.ndim - 1)))) if layout.ndim else None
     refused = mode == "set" and overlap == "error" and layout.has_internal_overlap()
@@ -469,7 +571,12 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       The new storage (same shape, dtype and sharding).
     Raises:
       LayoutError: ``storage`` is not sharded over several devices; and the errors of
-        :func:`functional_strides._scatter.write`.
+        :func:`functional_strides._scatter.write` (``OverlapError`` for ``"set"`` through an
+        overlapping view with ``overlap="error"``, ``LayoutError`` for ``src`` that does
+        not broadcast). An unknown ``mode`` raises ``LayoutError`` under the
+        ``"partitioner"`` strategy but Python's ``KeyError`` under ``"local"``/``"halo"``;
+        those strategies do not check bounds either (a ``StridedArray``'s layout is
+        checked when it is built).
     Example:
       >>> import jax.numpy as jnp
       >>> write(jnp.zeros(4), Layout((2,), (2,)), 1.0, mode="add", overlap="error", op="add")
@@ -486,9 +593,26 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
     """The jitted write ``f(storage, src) -> new storage`` that :func:`write` runs
     (``write_program(...).lower(storage, src)`` gives its HLO).
 
+    Args:
+      storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis, on more than
+        one device.
+      layout: the view written through (static offset; elements).
+      mode, overlap, op: as :func:`functional_strides._scatter.write`.
+    Returns:
+      A ``jax.jit``-wrapped function ``f(storage, src) -> new storage`` (same shape, dtype
+      and sharding), cached per layout, options, plan and partition.
     Raises:
       LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
-    """
+      When the returned function runs: the errors listed under :func:`write`.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> write_program(jnp.zeros(8), Layout((2, 2), (1, 2)), mode="add", op="add")
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: sharded write: the storage (shape (8,)) is not a 1-D array ...
+
+    Semantics: ``jax.jit`` with ``out_shardings`` of the write :func:`write` performs
+    (``jnp``'s ``.at[]`` through the view)."""
     part = partition(storage)
     if part is None:
         raise LayoutError(f"sharded write: the storage (shape {tuple(jnp.shape(storage))}) is not a 1-D "
@@ -537,11 +661,24 @@ def read_report(storage: Any, layout: Layout, out_sharding: Any = None) -> list[
     collective ops and the bytes that cross devices); ``[]`` for a storage that is not
     sharded over several devices.
 
+    Args:
+      storage: the storage; a 1-D ``jax.Array`` sharded over several devices is reported on.
+      layout: the view (elements; a concrete offset).
+      out_sharding: the read's output ``NamedSharding`` (default: :func:`default_out_sharding`).
+    Returns:
+      A list of ``str`` lines: the partition, the read's strategy and collectives (ops and
+      bytes), then, for a non-empty view, the same for ``at[...].add`` through it.
+    Raises:
+      LayoutTypeError: ``out_sharding`` is not a ``NamedSharding`` (checked only for a
+        sharded storage). Compiling also raises what :func:`program` raises (a view past
+        the storage end under the ``"partitioner"`` strategy: ``StorageError``).
     Example:
       >>> import jax.numpy as jnp
       >>> read_report(jnp.zeros(8), Layout((2, 2), (1, 2)))
       []
-    """
+
+    Semantics: no PyTorch/NumPy counterpart; it reads XLA's compiled HLO
+    (``jax.stages.Compiled.as_text()``, see :func:`collectives`)."""
     part = partition(storage)
     if part is None:
         return []

@@ -134,10 +134,25 @@ def _shifted_offset(op: str, layout: Layout, delta: int) -> Any:
 def canonical_dim(dim: Any, ndim: int, *, op: str, layout: Layout | None = None) -> int:
     """Wrap a possibly negative ``dim`` into ``[0, ndim)``; rank 0 accepts -1 and 0.
 
-    ``layout``, when given, is named in the error message.
-
+    Args:
+      dim: a dim index: an int, a NumPy integer or a concrete integer 0-d array; negative
+        counts from the end.
+      ndim: the rank of the tensor indexed.
+      op: the operation's name, which error messages start with.
+      layout: the layout indexed, named in the error message when given.
+    Returns:
+      ``int`` in ``[0, ndim)`` (``0`` for rank 0).
     Raises:
-      OutOfRangeError: ``dim`` outside ``[-max(ndim,1), max(ndim,1))``.
+      OutOfRangeError: ``dim`` outside ``[-max(ndim,1), max(ndim,1))`` (an ``IndexError``
+        too, as PyTorch's).
+      LayoutTypeError: ``dim`` is not an integer (a float, a bool, a string, ``None``).
+    Example:
+      >>> canonical_dim(-1, 3, op="select"), canonical_dim(-1, 0, op="select")
+      (2, 0)
+      >>> canonical_dim(3, 3, op="select", layout=Layout((2, 3, 4), (12, 4, 1)))
+      Traceback (most recent call last):
+      ...
+      functional_strides.OutOfRangeError: select: dimension out of range (expected ... [-3, 2], but got 3) ...
 
     Semantics: ATen ``maybe_wrap_dim`` (``wrap_scalar=True``)."""
     if type(dim) is int and 0 <= dim < ndim:
@@ -168,11 +183,26 @@ def infer_size(shape: Sequence[Any], numel: int, *, op: str = "view",
     """Resolve one ``-1`` in ``shape`` so that ``prod(shape) == numel``; ``layout``, when
     given, is named in error messages.
 
+    Args:
+      shape: target extents (ints, at most one of them -1).
+      numel: the element count the shape must hold.
+      op: the operation's name, which error messages start with.
+      layout: the layout reshaped, named in error messages when given.
+    Returns:
+      The shape as a tuple of ints, the ``-1`` replaced by ``numel // prod(others)``.
     Raises:
       LayoutError: more than one -1, an extent < -1, an ambiguous -1 (0 elements), or a
         product that does not equal ``numel``.
+      LayoutTypeError: an entry of ``shape`` is not an integer.
+    Example:
+      >>> infer_size((2, -1), 12), infer_size([3, 4], 12)
+      ((2, 6), (3, 4))
+      >>> infer_size((5, -1), 12)
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: view: shape [5, -1] is invalid for input of size 12 ...
 
-    Semantics: ATen ``infer_size``."""
+    Semantics: ATen ``infer_size`` (behind ``torch.Tensor.view``/``reshape``)."""
     if not all(type(s) is int for s in shape):
         shape = tuple(_index(op, "shape", s) for s in shape)
     shape = tuple(shape)
@@ -216,7 +246,26 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
     exists iff ``new_shape`` splits into chunks of equal element counts. ``new_shape`` must
     already have ``prod(new_shape) == prod(shape)``.
 
-    Semantics: ATen ``computeStride`` (``TensorUtils.cpp``), size-0 and size-1 rules included.
+    Args:
+      shape, strides: the source layout's extents and strides (elements), one stride per dim.
+      new_shape: the target extents, already resolved (no -1; see :func:`infer_size`).
+    Returns:
+      The strides (elements) of ``new_shape`` over the same storage, or ``None`` when no
+      view exists (a new dim would span two storage chunks); the offset is unchanged.
+    Raises:
+      Nothing of its own: the arguments are taken as checked (:func:`view` checks them).
+      With unequal element counts the result is meaningless; shape and strides of
+      different lengths may raise Python's ``ValueError`` from ``zip``.
+    Example:
+      >>> view_strides((2, 3, 4), (12, 4, 1), (6, 4))
+      (4, 1)
+      >>> view_strides((4, 3), (6, 2), (2, 2, 3)), view_strides((4, 3), (6, 2), (12,))
+      ((12, 6, 2), (2,))
+      >>> view_strides((3, 4), (1, 3), (12,)) is None    # a transpose: no 1-D view
+      True
+
+    Semantics: ATen ``computeStride`` (``TensorUtils.cpp``), size-0 and size-1 rules included
+    (the strides ``torch.Tensor.view`` gives, ``None`` where it refuses).
     """
     if strides == contiguous_strides(shape) and 0 not in shape:
         return contiguous_strides(new_shape)  # one chunk: what the general walk gives, faster
@@ -1059,9 +1108,20 @@ def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shap
     """Target shape of ``flatten(start_dim, end_dim)``, or ``None`` when the layout is
     returned unchanged (``start_dim == end_dim`` on rank >= 1).
 
+    Args:
+      layout: the layout flattened (rank ``r``).
+      start_dim, end_dim: the first and last dims merged (negative count from the end).
+    Returns:
+      The shape with dims ``start_dim..end_dim`` merged into one of their product's extent
+      (rank ``r - (end_dim - start_dim)``); ``(1,)`` for rank 0; ``None`` when nothing merges.
     Raises:
       LayoutError: ``start_dim`` after ``end_dim``.
       OutOfRangeError: a dim is out of range.
+      LayoutTypeError: a dim is not an integer.
+    Example:
+      >>> x = Layout((2, 3, 4), (12, 4, 1))
+      >>> flatten_shape(x, 1), flatten_shape(x, 1, 1), flatten_shape(Layout((), ()))
+      ((2, 12), None, (1,))
 
     Semantics: ``torch.flatten`` (a view when ``view`` would succeed, else a copy)."""
     s = canonical_dim(start_dim, layout.ndim, op="flatten", layout=layout)
@@ -1079,10 +1139,24 @@ def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shap
 def unflatten_shape(layout: Layout, dim: Any, sizes: Sequence[Any]) -> Shape:
     """Target shape of ``unflatten(dim, sizes)`` (one -1 inferred); always a valid view.
 
+    Args:
+      layout: the layout (rank >= 1).
+      dim: the dim split (negative counts from the end).
+      sizes: the extents it splits into (ints, one may be -1), multiplying to its extent.
+    Returns:
+      The shape with ``dim`` replaced by ``sizes`` (rank ``ndim + len(sizes) - 1``).
     Raises:
-      LayoutError: ``sizes`` empty, not a sequence of ints, with two -1 or an entry below
-        -1, or multiplying to another extent than that of ``dim``.
+      LayoutError: ``sizes`` empty, with two -1 or an entry below -1, or multiplying to
+        another extent than that of ``dim``.
+      LayoutTypeError: ``sizes`` is not a sequence, or an entry or ``dim`` is not an integer.
       OutOfRangeError: rank 0, or ``dim`` out of range.
+    Example:
+      >>> unflatten_shape(Layout((2, 12), (12, 1)), 1, (3, -1))
+      (2, 3, 4)
+      >>> unflatten_shape(Layout((2, 12), (12, 1)), 1, (5, -1))
+      Traceback (most recent call last):
+      ...
+      functional_strides.LayoutError: unflatten: provided sizes [5, -1] don't multiply up to ... (12) ...
 
     Semantics: ``torch.unflatten``."""
     if layout.ndim == 0:
