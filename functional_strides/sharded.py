@@ -32,11 +32,13 @@ from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ._checks import check_choice
 from ._collectives import Collective, collectives
 from ._errors import LayoutError, LayoutTypeError
-from ._layout import Layout, is_traced
+from ._layout import Layout, check_in_storage, is_traced
 from ._lowering import materialize
 from ._lowering import read_plan as plan_path
+from ._scatter import MODES
 from ._scatter import write as _write
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
@@ -349,6 +351,13 @@ def _static(layout: Layout) -> Layout:
     return Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
 
 
+def _check_bounds(op: str, layout: Layout, n: int) -> None:
+    """The one bounds check (both ends) for a view with a known offset; a traced offset is
+    clamped where it is read, as on one device."""
+    if not is_traced(layout.offset):
+        check_in_storage(op, layout.shape, layout.strides, layout.offset, n)
+
+
 def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool = False) -> Any:
     """The jitted read of ``layout`` from the sharded ``storage`` (``program(...).lower(storage)``
     gives its HLO); ``flat=True`` returns the values flattened (``contiguous()``'s storage).
@@ -365,9 +374,8 @@ def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: boo
     Raises:
       LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
-      StorageError: when the program runs under the ``"partitioner"`` strategy, a view
-        past the storage end; the ``"local"`` and ``"halo"`` strategies do not check
-        bounds (a ``StridedArray``'s layout is checked when it is built).
+      StorageError: a view with a concrete offset reaching outside the storage (either
+        end: :func:`functional_strides._layout.check_in_storage`, as on one device).
     Example:
       >>> import jax.numpy as jnp
       >>> program(jnp.zeros(8), Layout((2, 2), (1, 2)))       # one device: nothing to partition
@@ -383,6 +391,7 @@ def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: boo
                           "array sharded over more than one device; pass one placed with "
                           "jax.device_put(storage, NamedSharding(mesh, PartitionSpec(axis))).")
     layout = _static(layout)
+    _check_bounds("sharded read", layout, storage.shape[0])
     plan = read_plan(layout, storage.shape[0], part, out_sharding)
     return _program(layout, plan, part, flat)
 
@@ -405,9 +414,8 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
       LayoutError: a concrete storage not sharded over more than one device; a traced
         storage without an ``out_sharding`` that shards one dim over one mesh axis, or
         whose length that axis's device count does not divide.
-      StorageError: under the ``"partitioner"`` strategy, a view past the storage end;
-        the ``"local"`` and ``"halo"`` strategies do not check bounds (a
-        ``StridedArray``'s layout is checked when it is built).
+      StorageError: a view with a concrete offset reaching outside the storage (either
+        end, as on one device).
     Example:
       >>> import jax, jax.numpy as jnp, numpy as np
       >>> from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -573,10 +581,9 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       LayoutError: ``storage`` is not sharded over several devices; and the errors of
         :func:`functional_strides._scatter.write` (``OverlapError`` for ``"set"`` through an
         overlapping view with ``overlap="error"``, ``LayoutError`` for ``src`` that does
-        not broadcast). An unknown ``mode`` raises ``LayoutError`` under the
-        ``"partitioner"`` strategy but Python's ``KeyError`` under ``"local"``/``"halo"``;
-        those strategies do not check bounds either (a ``StridedArray``'s layout is
-        checked when it is built).
+        not broadcast); ``LayoutError`` for an unknown ``mode`` or ``overlap``;
+        ``StorageError`` for a view reaching outside the storage (either end), on every
+        strategy, as on one device.
     Example:
       >>> import jax.numpy as jnp
       >>> write(jnp.zeros(4), Layout((2,), (2,)), 1.0, mode="add", overlap="error", op="add")
@@ -602,8 +609,10 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
       A ``jax.jit``-wrapped function ``f(storage, src) -> new storage`` (same shape, dtype
       and sharding), cached per layout, options, plan and partition.
     Raises:
-      LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
-      When the returned function runs: the errors listed under :func:`write`.
+      LayoutError: ``storage`` is not a 1-D array sharded over more than one device, or
+        an unknown ``mode``/``overlap``.
+      StorageError: a view reaching outside the storage (either end).
+      When the returned function runs: the other errors listed under :func:`write`.
     Example:
       >>> import jax.numpy as jnp
       >>> write_program(jnp.zeros(8), Layout((2, 2), (1, 2)), mode="add", op="add")
@@ -618,7 +627,10 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
         raise LayoutError(f"sharded write: the storage (shape {tuple(jnp.shape(storage))}) is not a 1-D "
                           "array sharded over more than one device; pass one placed with "
                           "jax.device_put(storage, NamedSharding(mesh, PartitionSpec(axis))).")
+    check_choice(op, "mode", mode, MODES)
+    check_choice(op, "overlap", overlap, ("error", "last"))
     layout = _static(layout)
+    _check_bounds(op, layout, storage.shape[0])
     plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
     return _write_program(layout, mode, overlap, op, plan, part)
 

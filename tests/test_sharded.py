@@ -236,6 +236,24 @@ SCRIPT = textwrap.dedent(
         p3 = sharded.read_plan(v.layout, n, sharded.partition(storage))
         assert p3.strategy in ("local", "halo"), (v.layout, p3)
         assert sum(k.moved for k in found) == p3.halo_elements * 4, (v.layout, found)
+
+    # -- bad input: the errors of one device, on every strategy -----------------------------
+    small = jax.device_put(jnp.arange(16.0), rows)
+    past_end = Layout((4, 5), (4, 1))                    # reaches index 16 of 16 elements
+    for call in (lambda: sharded.read(small, past_end),
+                 lambda: sharded.write(small, past_end, 1.0, mode="add", overlap="error", op="add")):
+        try:
+            call()
+        except fs.StorageError as err:
+            assert "require a storage of 17 elements" in str(err), err
+        else:
+            raise AssertionError("a view past the storage end was read or written")
+    try:
+        sharded.write(small, Layout((4, 2), (4, 1)), 1.0, mode="bogus", overlap="error", op="write")
+    except fs.LayoutError as err:
+        assert "unknown mode 'bogus'" in str(err), err
+    else:
+        raise AssertionError("an unknown mode was accepted")
     print("OK")
     """
 )
