@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import LayoutError, StorageError
+
 __all__ = [
     "element_indices",
     "has_internal_overlap",
@@ -26,7 +28,17 @@ def _parts(layout: Any) -> tuple[tuple[int, ...], tuple[int, ...], int]:
         shape, strides, offset = layout
     else:
         shape, strides, offset = layout.shape, layout.strides, layout.offset
-    return tuple(int(n) for n in shape), tuple(int(s) for s in strides), int(offset)
+    shape, strides = tuple(int(n) for n in shape), tuple(int(s) for s in strides)
+    if len(shape) != len(strides):
+        raise LayoutError(f"oracle: shape {shape} and strides {strides} differ in length; give one "
+                          "stride per dim.")
+    return shape, strides, int(offset)
+
+
+def _in_bounds(op: str, idx: np.ndarray, n: int) -> None:
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise StorageError(f"oracle.{op}: the view addresses storage indices {int(idx.min())} to "
+                           f"{int(idx.max())}, outside a storage of {n} elements (indices 0 to {n - 1}).")
 
 
 def element_indices(layout: Any) -> np.ndarray:
@@ -42,10 +54,9 @@ def element_indices(layout: Any) -> np.ndarray:
       A 1-D ``int64`` array of ``prod(shape)`` storage indices (empty for a size-0 dim;
       one index, the offset, for rank 0).
     Raises:
-      Nothing of its own: a tuple that does not unpack into three parts raises Python's
-      ``ValueError``, and an entry that ``int()`` refuses its ``TypeError``/``ValueError``.
-      Strides shorter than the shape are not detected (the extra dims read stride 0):
-      pass one stride per dim.
+      LayoutError: strides and shape of different lengths. A tuple that does not unpack
+        into three parts raises Python's ``ValueError``, and an entry that ``int()`` refuses
+        its ``TypeError``/``ValueError``.
     Example:
       >>> element_indices(((2, 3), (1, 2), 1)).tolist()
       [1, 3, 5, 2, 4, 6]
@@ -55,7 +66,7 @@ def element_indices(layout: Any) -> np.ndarray:
     Semantics: the addressing of ``torch.as_strided(storage, shape, strides, offset)``,
     written out from the definition."""
     shape, strides, offset = _parts(layout)
-    out = [offset + sum(i * s for i, s in zip(coord, strides, strict=False))
+    out = [offset + sum(i * s for i, s in zip(coord, strides, strict=True))
            for coord in itertools.product(*(range(n) for n in shape))]
     return np.asarray(out, dtype=np.int64)
 
@@ -73,14 +84,16 @@ def materialize(storage: np.ndarray, layout: Any) -> np.ndarray:
       A new NumPy array of shape ``layout.shape`` and the dtype of ``storage``.
     Raises:
       ValueError: ``storage`` is not 1-D (the message gives its shape).
-      IndexError: an element's storage index is outside ``[0, n)`` (below 0 or past the end).
+      StorageError: an element's storage index is outside ``[0, n)`` (the message names the
+        lowest and the highest index the view addresses).
+      LayoutError: strides and shape of different lengths.
     Example:
       >>> materialize(np.arange(6.0), ((2, 2), (1, 2), 1)).tolist()
       [[1.0, 3.0], [2.0, 4.0]]
       >>> materialize(np.arange(6.0), ((2, 2), (1, 2), 3))
       Traceback (most recent call last):
       ...
-      IndexError: oracle.materialize: index 6 outside storage of 6 elements
+      functional_strides.StorageError: oracle.materialize: the view addresses storage indices 3 to 6, ...
 
     Semantics: ``torch.as_strided(storage, shape, strides, offset)`` (values, copied), with
     the bounds check PyTorch makes; ``numpy.lib.stride_tricks.as_strided`` reads the same
@@ -90,9 +103,7 @@ def materialize(storage: np.ndarray, layout: Any) -> np.ndarray:
         raise ValueError(f"oracle.materialize: storage must be 1-D, got shape {storage.shape}")
     shape, _, _ = _parts(layout)
     idx = element_indices(layout)
-    if idx.size and (idx.min() < 0 or idx.max() >= storage.shape[0]):
-        raise IndexError(f"oracle.materialize: index {int(idx.max())} outside storage of "
-                         f"{storage.shape[0]} elements")
+    _in_bounds("materialize", idx, storage.shape[0])
     return storage[idx].reshape(shape)
 
 
@@ -159,11 +170,9 @@ def scatter(storage: np.ndarray, layout: Any, src: np.ndarray, mode: str = "set"
     Returns:
       A new NumPy array: a copy of ``storage`` (same shape and dtype) with the writes applied.
     Raises:
-      ValueError: an unknown ``mode`` (raised at the first element, so not for an empty
-        view), or ``src`` that does not broadcast to ``layout.shape`` (NumPy's message).
-      IndexError: a storage index ``>= n`` or ``< -n`` (NumPy's message). Indices in
-        ``[-n, 0)`` are not refused: they wrap to the end of the storage as NumPy indexing
-        does; keep the view within the storage.
+      LayoutError: an unknown ``mode``, or strides and shape of different lengths.
+      StorageError: the view addresses an index outside ``[0, n)`` (both ends named).
+      ValueError: ``src`` that does not broadcast to ``layout.shape`` (NumPy's message).
     Example:
       >>> scatter(np.zeros(4), ((3,), (0,), 1), np.array([1.0, 2.0, 3.0])).tolist()   # last wins
       [0.0, 3.0, 0.0, 0.0]
@@ -173,10 +182,14 @@ def scatter(storage: np.ndarray, layout: Any, src: np.ndarray, mode: str = "set"
     Semantics: ``mode="set"``: ``torch.as_strided(storage, ...).copy_(src)`` on CPU (the
     last element in row-major order wins); ``"add"``/``"mul"``/``"min"``/``"max"``:
     ``numpy.add.at``/``multiply.at``/``minimum.at``/``maximum.at`` at the view's indices."""
+    if mode not in ("set", "add", "mul", "min", "max"):
+        raise LayoutError(f"oracle.scatter: unknown mode {mode!r}; use 'set', 'add', 'mul', 'min' or 'max'.")
     out = np.array(storage, copy=True)
     shape, _, _ = _parts(layout)
     values = np.broadcast_to(np.asarray(src), shape).reshape(-1)
-    for i, v in zip(element_indices(layout), values, strict=False):
+    idx = element_indices(layout)
+    _in_bounds("scatter", idx, out.shape[0])
+    for i, v in zip(idx, values, strict=True):
         if mode == "set":
             out[i] = v
         elif mode == "add":
@@ -185,8 +198,6 @@ def scatter(storage: np.ndarray, layout: Any, src: np.ndarray, mode: str = "set"
             out[i] = out[i] * v
         elif mode == "min":
             out[i] = min(out[i], v)
-        elif mode == "max":
-            out[i] = max(out[i], v)
         else:
-            raise ValueError(f"oracle.scatter: unknown mode {mode!r}")
+            out[i] = max(out[i], v)
     return out

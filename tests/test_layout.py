@@ -201,3 +201,19 @@ def test_layout_is_jit_static_argument():
     assert int(f(Layout((2, 3), (3, 1), 1), 1)) == 7
     assert int(f(Layout((2, 3), (3, 1), 1), 2)) == 13
     assert len(calls) == 1
+
+
+def test_oracle_refuses_what_lies_outside_the_storage_at_both_ends():
+    """The reference semantics never wrap an index around (NumPy's negative indexing) nor
+    drop a dim whose stride is missing: it names the indices and raises."""
+    from functional_strides import oracle
+
+    with pytest.raises(fs.StorageError, match=r"indices -2 to 2, outside a storage of 6"):
+        oracle.scatter(np.zeros(6), ((3,), (-2,), 2), 1.0)
+    with pytest.raises(fs.StorageError, match=r"indices 1 to 8, outside a storage of 6"):
+        oracle.materialize(np.arange(6.0), ((2, 2), (1, 6), 1))
+    with pytest.raises(fs.LayoutError, match=r"differ in length"):
+        oracle.element_indices(((2, 3), (1,), 0))
+    with pytest.raises(fs.LayoutError, match=r"unknown mode 'div'"):
+        oracle.scatter(np.zeros(6), ((0,), (1,), 0), 1.0, mode="div")
+    assert oracle.scatter(np.zeros(6), ((3,), (-2,), 4), 1.0, mode="add").tolist() == [1, 0, 1, 0, 1, 0]
