@@ -30,9 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 import jax.numpy as jnp
+import numpy as np
 
 from . import _numpy_views as rules
 from ._errors import LayoutError, ViewError
+from ._interop import from_numpy
 from ._layout import Layout, _trusted, check_in_storage
 from ._strided import StridedArray, _over_batch, from_array
 
@@ -56,7 +58,13 @@ __all__ = [
 
 
 def _wrap(a: Any) -> StridedArray:
-    return a if isinstance(a, StridedArray) else from_array(a)
+    """A ``StridedArray`` as is; a NumPy array with its own strides (``fs.from_numpy``, as
+    NumPy's functions see it); anything else (a JAX array, a list) dense."""
+    if isinstance(a, StridedArray):
+        return a
+    if isinstance(a, np.ndarray):
+        return from_numpy(a)
+    return from_array(a)
 
 
 def _copy(x: StridedArray, fn: Any, shape: tuple[int, ...], order: str) -> StridedArray:

@@ -498,3 +498,12 @@ def test_oracle_reads_negative_strides_as_numpy_does():
         np.testing.assert_array_equal(oracle.materialize(base, layout), _np_view(base, layout))
     with pytest.raises(fs.StorageError, match="indices -2 to 6"):
         oracle.materialize(base[:10], (((3,), (-4,), 6)))
+
+
+def test_a_strided_ndarray_keeps_its_strides_as_numpy_sees_them():
+    """A NumPy input is imported with its own strides (``fs.from_numpy``), so the view NumPy
+    returns and ours have the same element strides and values."""
+    a = np.arange(24, dtype=np.int32).reshape(4, 6)[::2, ::-1]
+    for ours, theirs in [(fnp.transpose(a), np.transpose(a)), (fnp.getitem(a, np.s_[:, 1:]), a[:, 1:]),
+                         (fnp.swapaxes(a, 0, 1), np.swapaxes(a, 0, 1))]:
+        assert ours.strides == theirs.strides and ours.tolist() == theirs.tolist()
