@@ -1,8 +1,9 @@
 """NumPy's view functions with NumPy's names, arguments and semantics, on ``StridedArray``.
 
-``import functional_strides.numpy as fnp``: each function takes a ``StridedArray`` (or a JAX
-or NumPy array, wrapped as a contiguous one by :func:`functional_strides.from_array`) and
-returns a ``StridedArray``. Where NumPy returns a view, so does this module: a new layout over
+``import functional_strides.numpy as fnp``: each function takes a ``StridedArray``, a NumPy
+array (imported with its own strides by :func:`functional_strides.from_numpy`) or a JAX array
+(wrapped as a contiguous one by :func:`functional_strides.from_array`) and returns a
+``StridedArray``. Where NumPy returns a view, so does this module: a new layout over
 the same storage, with the shape, element strides (``a.strides // a.itemsize``), offset (the
 data pointer's distance from the buffer start, in elements) and values NumPy's view has,
 negative strides included. Where NumPy copies (``reshape`` and ``ravel`` of layouts that no
