@@ -13,12 +13,12 @@ Every refusal raises a :class:`~functional_strides.LayoutError`; an axis out of 
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
 from ._errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError
-from ._layout import Layout, _trusted, contiguous_strides
+from ._layout import Layout, _check_dense, _trusted, contiguous_strides
+from .views import _index
 
 __all__ = [
     "broadcast_to",
@@ -43,13 +43,8 @@ __all__ = [
 
 
 def _int(op: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
-        raise LayoutTypeError(f"{op}: {name} must be an integer, not a bool (got {name}={value!r}).")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise LayoutTypeError(f"{op}: {name} must be an integer, not {type(value).__name__} "
-                              f"(got {name}={value!r}).") from None
+    """``value`` as a Python int, or ``LayoutTypeError`` (the view algebra's one rule)."""
+    return _index(op, name, value)
 
 
 def _ints(op: str, name: str, value: Any) -> tuple[int, ...]:
@@ -102,6 +97,7 @@ def is_f_contiguous(layout: Layout) -> bool:
     with a zero extent, or fewer than 2 elements, is contiguous)."""
     if layout.numel < 2:
         return True
+    return _check_dense(layout.shape[::-1], layout.strides[::-1])  # row-major dense, reversed
     expected = 1
     for n, s in zip(layout.shape, layout.strides, strict=True):
         if n == 1:
