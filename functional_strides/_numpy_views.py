@@ -98,14 +98,6 @@ def is_f_contiguous(layout: Layout) -> bool:
     if layout.numel < 2:
         return True
     return _check_dense(layout.shape[::-1], layout.strides[::-1])  # row-major dense, reversed
-    expected = 1
-    for n, s in zip(layout.shape, layout.strides, strict=True):
-        if n == 1:
-            continue
-        if s != expected:
-            return False
-        expected *= n
-    return True
 
 
 # -- axes --------------------------------------------------------------------------------------
