@@ -420,9 +420,7 @@ class Layout:
 
         Semantics: ``torch._debug_has_internal_overlap`` without its "too hard" answer;
         :func:`functional_strides._overlap.internal_overlap_witness` names a colliding pair."""
-        from ._overlap import has_internal_overlap
-
-        return has_internal_overlap(self)
+        return _overlap.has_internal_overlap(self)
 
     def overlaps(self, other: Layout) -> bool:
         """True when this layout and ``other`` (over the same storage) share a storage index.
@@ -434,9 +432,7 @@ class Layout:
           True
 
         Semantics: ``numpy.shares_memory`` for two views of one buffer (exact)."""
-        from ._overlap import overlaps
-
-        return overlaps(self, other)
+        return _overlap.overlaps(self, other)
 
     def __call__(self, *coords: int) -> Any:
         """Storage index of the element at ``coords`` (one int per dim, ``0 <= i < n``).
@@ -552,3 +548,8 @@ def _check_dense(shape: Shape, strides: Strides) -> bool:
             return False
         expected *= n
     return True
+
+
+# Last: overlap analysis imports this module's Layout (a method-level import would cost a
+# microsecond per call; an overlap query takes about as much).
+from . import _overlap  # noqa: E402

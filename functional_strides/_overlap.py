@@ -16,9 +16,9 @@ Three stages, each exact:
 
 1. A depth-first search (:mod:`._dfs`, the bounded Euclid search NumPy's ``shares_memory``
    runs, on NumPy's choice of the smaller of the two mirrored right-hand sides), with the
-   fast paths (empty, disjoint index ranges, zero strides, nested strides). Compiled with
-   numba when it is installed (:mod:`._dfs_compiled`: one call, ``_COMPILED_STEPS`` steps
-   of 10-70 ns, about NumPy's own speed), else in Python (``_QUICK_STEPS`` steps of about
+   fast paths (empty, disjoint index ranges, zero strides, nested strides). Compiled (the C
+   extension ``_dfs_native``: one call that reads the layouts' tuples, ``_COMPILED_STEPS``
+   steps of 10-70 ns, NumPy's own speed), else in Python (``_QUICK_STEPS`` steps of about
    0.7 us). It decides everyday views, most colliding pairs and NumPy's fuzz instances;
    past its budget it hands over, having spent a few milliseconds at most.
 2. Reductions (below), then closed forms for two unknowns and a meet-in-the-middle search
@@ -114,7 +114,8 @@ _MAX_ROUNDS = 64  # reduction rounds (each shrinks something; the cap only bound
 _CHUNK = 1 << 22  # candidates materialised at once while building a side set
 _INT64_SAFE = 1 << 62
 _QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first, in Python
-_COMPILED_STEPS = 1 << 17  # ... and compiled (numba), at 10-70 ns a step
+_COMPILED_STEPS = 1 << 17  # ... and compiled (C), at 10-70 ns a step
+_FIRST_STEPS = 1 << 10  # compiled steps on a self-overlap query before its cache is consulted
 _REDUCED_STEPS = 1 << 17  # compiled steps on the reduced equation, before a large search
 _LATTICE_ABOVE = 1 << 14  # estimated search candidates above which the lattice solver runs
 _LATTICE_MAX_UNKNOWNS = 10  # ... when the equation has at most this many unknowns
@@ -182,7 +183,10 @@ def internal_overlap_witness(layout: Layout) -> Witness | None:
 
     Semantics: ``torch._debug_has_internal_overlap`` (``MemOverlap::Yes/No``) without its
     ``TooHard`` answer, which it gives for every overlapping layout without a zero stride."""
-    return _internal_witness(tuple(layout.shape), tuple(layout.strides))
+    first = _internal_first(layout)
+    if first.__class__ is tuple:
+        return _difference_witness(first, layout.strides)
+    return None if first == 0 else _internal_witness(tuple(layout.shape), tuple(layout.strides))
 
 
 def has_internal_overlap(layout: Layout) -> bool:
@@ -200,7 +204,19 @@ def has_internal_overlap(layout: Layout) -> bool:
 
     Semantics: ``torch._debug_has_internal_overlap(t) == 1``, decided for every layout; see
     :func:`internal_overlap_witness` for a colliding pair."""
-    return internal_overlap_witness(layout) is not None
+    first = _internal_first(layout)
+    if first.__class__ is tuple:
+        return True
+    return first != 0 and _internal_witness(tuple(layout.shape), tuple(layout.strides)) is not None
+
+
+def _internal_first(layout: Layout) -> tuple[int, ...] | int:
+    """One compiled call with ``_FIRST_STEPS`` steps, before the cache of
+    :func:`_internal_witness`: a nonzero ``c`` with ``sum c*s == 0`` (``|c_d| < n_d``), 0 when
+    there is none, or -1 (undecided), -2 (no extension, or numbers beyond int64)."""
+    if _dfs.native is None:
+        return -2
+    return _dfs.native.internal(layout.shape, layout.strides, _FIRST_STEPS)
 
 
 def _concrete_offset(name: str, lay: Layout) -> Layout:
@@ -244,22 +260,7 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     buffer; PyTorch's ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=True)
-    if quick is not False:
-        return quick
-    variables = [_Var(0, n - 1, s, _base_lift(d))
-                 for d, (n, s) in enumerate(zip(a.shape, a.strides, strict=True))]
-    variables += [_Var(-(n - 1), 0, s, _base_lift(a.ndim + e, -1))  # y -> -y: positive ranges
-                  for e, (n, s) in enumerate(zip(b.shape, b.strides, strict=True))]
-    found = _solve([_positive(v) for v in variables if v.s != 0 and v.lo != v.hi],
-                   b.offset - a.offset, nonzero=False)
-    if found is None:
-        return None
-    coord = [0] * (a.ndim + b.ndim)
-    for k, value in found:
-        coord[k] = value
-    x, y = tuple(coord[:a.ndim]), tuple(coord[a.ndim:])
-    assert a(*x) == b(*y), (a, b, x, y)
-    return x, y
+    return _solved_pair(a, b) if quick is False else quick
 
 
 def overlaps(a: Layout, b: Layout) -> bool:
@@ -281,24 +282,44 @@ def overlaps(a: Layout, b: Layout) -> bool:
     if type(a.offset) is not int or type(b.offset) is not int:
         a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=False)
-    if quick is not False:
-        return quick is not None
-    return overlap_witness(a, b) is not None
+    if quick is False:
+        return _solved_pair(a, b) is not None
+    return quick is not None
+
+
+def _solved_pair(a: Layout, b: Layout) -> Witness | None:
+    """:func:`overlap_witness` by the exact stages (reductions, searches, lattice), for a pair
+    the bounded search left undecided."""
+    variables = [_Var(0, n - 1, s, _base_lift(d))
+                 for d, (n, s) in enumerate(zip(a.shape, a.strides, strict=True))]
+    variables += [_Var(-(n - 1), 0, s, _base_lift(a.ndim + e, -1))  # y -> -y: positive ranges
+                  for e, (n, s) in enumerate(zip(b.shape, b.strides, strict=True))]
+    found = _solve([_positive(v) for v in variables if v.s != 0 and v.lo != v.hi],
+                   b.offset - a.offset, nonzero=False)
+    if found is None:
+        return None
+    coord = [0] * (a.ndim + b.ndim)
+    for k, value in found:
+        coord[k] = value
+    x, y = tuple(coord[:a.ndim]), tuple(coord[a.ndim:])
+    assert a(*x) == b(*y), (a, b, x, y)
+    return x, y
 
 
 @functools.lru_cache(maxsize=4096)
 def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None:
     """:func:`internal_overlap_witness` on plain tuples (the cache key); strides may be negative.
 
-    The fast paths and the bounded search run compiled (:func:`._dfs_compiled.internal`, one
-    call) when numba is available and the numbers fit in int64, else in Python below. Numba
-    is loaded on the first query that the Python fast paths leave open, so that queries they
-    decide never pay its import."""
+    The fast paths and the bounded search run compiled (``_dfs_native.internal``, one call)
+    when the extension is built and the numbers fit in int64, else in Python below."""
     status = -2
-    if _dfs._compiled:  # numba loaded (or known absent)
-        status, found = _internal_compiled(shape, strides)
-        if status >= 0:
-            return found
+    if _dfs.native is not None:
+        found = _dfs.native.internal(shape, strides, _COMPILED_STEPS)
+        if found.__class__ is tuple:
+            return _difference_witness(found, strides)
+        if found == 0:
+            return None
+        status = found
     if 0 in shape:
         return None
     live = [d for d, n in enumerate(shape) if n > 1]
@@ -313,11 +334,6 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
         reach += (shape[d] - 1) * abs(strides[d])
     else:
         return None
-    if not _dfs._compiled:
-        _dfs.compiled()
-        status, found = _internal_compiled(shape, strides)
-        if status >= 0:
-            return found
     if status == -2:  # the compiled search did not run (status -1: it ran out of steps)
         quick = _quick_internal(shape, strides, live)
         if quick is not False:
@@ -333,24 +349,7 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     return _difference_witness(c, strides)
 
 
-def _internal_compiled(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, Witness | None]:
-    """``(status, answer)`` of :func:`._dfs_compiled.internal`; status -2 when numba is absent
-    or a value does not fit in int64 (then the answer is for Python to find)."""
-    module = _dfs._compiled[0]
-    if module is None:
-        return -2, None
-    n = len(shape)
-    try:
-        packed = np.array([n, _COMPILED_STEPS, *shape, *strides, *(0,) * n], np.int64)
-    except OverflowError:  # an extent or stride beyond int64
-        return -2, None
-    status = module.internal(packed)
-    if status == 1:
-        return status, _difference_witness(packed[2 + 2 * n:].tolist(), strides)
-    return status, None
-
-
-def _difference_witness(c: list[int], strides: tuple[int, ...]) -> Witness:
+def _difference_witness(c: list[int] | tuple[int, ...], strides: tuple[int, ...]) -> Witness:
     """The colliding pair ``(max(c, 0), max(-c, 0))`` of a nonzero ``c`` with ``sum c*s == 0``,
     in row-major order."""
     x = tuple([v if v > 0 else 0 for v in c])
@@ -364,37 +363,21 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
     """:func:`overlap_witness` by the fast paths and a bounded depth-first search; ``False``
     when undecided; with ``witness=False``, ``True`` stands for a witness.
 
-    Compiled (:func:`._dfs_compiled.pair`, one call) when numba is available and the numbers
-    fit in int64, else :func:`_quick_pair_python`; both give the same answers."""
-    if not _dfs._compiled:  # numba not loaded yet: only a query the fast paths leave open loads it
-        fast = _quick_pair_python(a, b, witness, search=False)
-        if fast is not False:
-            return fast
-        _dfs.compiled()
-    module = _dfs._compiled[0]
-    if module is not None:
-        na, nb = len(a.shape), len(b.shape)
-        try:
-            packed = np.array([na, nb, a.offset, b.offset, _COMPILED_STEPS, *a.shape, *a.strides,
-                               *b.shape, *b.strides, *(0,) * (na + nb)], np.int64)
-        except OverflowError:  # an offset, extent or stride beyond int64: Python integers
-            packed = None
-        if packed is not None:
-            status = module.pair(packed)
-            if status == 1:
-                if not witness:
-                    return True
-                coord = packed[5 + 2 * (na + nb):].tolist()
-                x, y = tuple(coord[:na]), tuple(coord[na:])
-                assert _index(a, x) == _index(b, y), (a, b, x, y)
-                return x, y
-            if status != -2:
-                return None if status == 0 else False
+    Compiled (``_dfs_native.pair``, one call) when the extension is built and the numbers fit
+    in int64, else :func:`_quick_pair_python`; both give the same answers."""
+    if _dfs.native is not None:
+        found = _dfs.native.pair(a.shape, a.strides, a.offset, b.shape, b.strides, b.offset,
+                                 _COMPILED_STEPS, witness)
+        if found.__class__ is tuple:
+            assert _index(a, found[0]) == _index(b, found[1]), (a, b, found)
+            return found
+        if found != -2:  # else an offset, extent or stride beyond int64: Python integers
+            return True if found == 1 else None if found == 0 else False
     return _quick_pair_python(a, b, witness)
 
 
-def _quick_pair_python(a: Layout, b: Layout, witness: bool, search: bool = True) -> Witness | None | bool:
-    """:func:`_quick_pair` in Python (any integer sizes); ``search=False``: the fast paths only.
+def _quick_pair_python(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
+    """:func:`_quick_pair` in Python (any integer sizes).
 
     Offsets are Python ints. Unknowns ``x_k`` in ``[0, n_k - 1]`` for the dims of extent > 1
     and nonzero stride; ``a``'s enter ``sum c_k x_k == b.offset - a.offset`` with ``+stride``,
@@ -428,8 +411,6 @@ def _quick_pair_python(a: Layout, b: Layout, witness: bool, search: bool = True)
         return None
     if not coef or (a.shape, a.strides, a.offset) == (b.shape, b.strides, b.offset):
         return ((0,) * len(a.shape), (0,) * len(b.shape)) if witness else True
-    if not search:
-        return False
     mirror = total - rhs < rhs
     found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs, _QUICK_STEPS)
     if found is None or found is False or not witness:
@@ -723,7 +704,7 @@ def _reduced_search(variables: list[_Var], target: int, nonzero: bool) -> _Assig
     when ``nonzero``), as ``x = z - lo`` in ``[0, hi - lo]`` (``z = 0`` is ``x = -lo``, the
     solution to avoid); ``False`` when it is not compiled, does not fit in int64, or runs out
     of steps."""
-    if (_dfs._compiled[0] if _dfs._compiled else _dfs.compiled()) is None:
+    if _dfs.native is None:
         return False
     found = _dfs.search([v.s for v in variables], [v.hi - v.lo for v in variables],
                         target - sum(v.s * v.lo for v in variables), 0,

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _memory_format as memory_format_module
-from . import _tensor_names, sharded, views
+from . import _overlap, _tensor_names, sharded, views
 from ._docs import shares_doc as _shares_doc
 from ._errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from ._layout import Layout, _trusted, check_in_storage, is_static_offset, is_traced
@@ -961,10 +961,10 @@ def overlaps(a: Any, b: Any) -> bool:
 
     Semantics: ``numpy.shares_memory(a, b)``; PyTorch's ``get_overlap_status`` without
     "too hard"."""
-    if isinstance(a, StridedArray) and isinstance(b, StridedArray):
-        return shares_storage(a, b) and a.layout.overlaps(b.layout)
     if isinstance(a, Layout) and isinstance(b, Layout):
-        return a.overlaps(b)
+        return _overlap.overlaps(a, b)
+    if isinstance(a, StridedArray) and isinstance(b, StridedArray):
+        return shares_storage(a, b) and _overlap.overlaps(a.layout, b.layout)
     raise LayoutTypeError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
                           f"and {type(b).__name__}).")
 

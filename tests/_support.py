@@ -62,3 +62,22 @@ def import_torch() -> ModuleType:
     except ImportError as exc:
         pytest.fail(f"{REQUIRE_TORCH}=1 but torch does not import ({exc}). {TORCH_MISSING}", pytrace=False)
     return torch
+
+
+NATIVE_MISSING = ("the C extension functional_strides._dfs_native is not built (no C compiler when the "
+                  "package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON is set); build it with "
+                  "python -m pip install -e . on a machine with a C compiler")
+# Set to 1 by .ci/run: there a missing extension fails its tests instead of skipping them.
+REQUIRE_NATIVE = "FUNCTIONAL_STRIDES_REQUIRE_NATIVE"
+
+
+def native_search() -> ModuleType:
+    """The compiled overlap search (``functional_strides._dfs.native``), or skip the calling
+    test with :data:`NATIVE_MISSING`; fail instead when :data:`REQUIRE_NATIVE` is ``1``."""
+    from functional_strides import _dfs
+
+    if _dfs.native is None:
+        if os.environ.get(REQUIRE_NATIVE) == "1":
+            pytest.fail(f"{REQUIRE_NATIVE}=1 but {NATIVE_MISSING}", pytrace=False)
+        pytest.skip(NATIVE_MISSING)
+    return _dfs.native

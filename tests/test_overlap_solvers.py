@@ -5,12 +5,15 @@ lattice solver (``_lattice``) and the reductions with meet-in-the-middle search;
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from _support import native_search
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
@@ -99,13 +102,9 @@ def test_lattice_solver_on_hidden_structure(m):
     assert _lattice.solve(s, lo, hi, 100 * m + 6000, False) is None
 
 
-# -- the compiled search (numba) against the Python one ------------------------------------------
+# -- the compiled search (C extension) against the Python one -------------------------------------
 def _compiled_module():
-    pytest.importorskip("numba")
-    module = _dfs.compiled()
-    if module is None:
-        pytest.skip("numba is disabled (FUNCTIONAL_STRIDES_NO_NUMBA)")
-    return module
+    return native_search()
 
 
 @settings(max_examples=80)
@@ -159,6 +158,7 @@ def test_compiled_pair_call_is_the_python_quick_path(pair, budget):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(overlap, "_QUICK_STEPS", budget)
         mp.setattr(overlap, "_COMPILED_STEPS", budget)
+        mp.setattr(overlap, "_FIRST_STEPS", budget)
         python = overlap._quick_pair_python(a, b, witness=True)
         assert overlap._quick_pair(a, b, witness=True) == python, (a, b)
         if python is not False:  # and the bool form
@@ -178,9 +178,10 @@ def test_compiled_internal_call_is_the_python_path(shape, data, budget):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(overlap, "_QUICK_STEPS", budget)
         mp.setattr(overlap, "_COMPILED_STEPS", budget)
+        mp.setattr(overlap, "_FIRST_STEPS", budget)
         overlap._internal_witness.cache_clear()
         compiled = overlap._internal_witness(shape, strides)
-        mp.setattr(_dfs, "_compiled", [None])
+        mp.setattr(_dfs, "native", None)
         overlap._internal_witness.cache_clear()
         assert overlap._internal_witness(shape, strides) == compiled, (shape, strides)
     overlap._internal_witness.cache_clear()
@@ -209,45 +210,53 @@ def test_values_beyond_int64_are_exact(mode, monkeypatch):
     overlap._internal_witness.cache_clear()
 
 
-def test_numba_is_loaded_only_by_a_query_the_fast_paths_leave_open(monkeypatch):
-    """Empty, disjoint, zero-stride and nested layouts (most views: slices, transposes) are
-    decided in Python, so that a first write through such a view never pays numba's import."""
-    loads = []
-    monkeypatch.setattr(_dfs, "_compiled", [])
-    monkeypatch.setattr(_dfs, "compiled", lambda: loads.append(1) or _dfs._compiled.append(None))
-    overlap._internal_witness.cache_clear()
-    assert not has_internal_overlap(Layout((3, 4), (1, 3)))                  # nested strides
-    assert internal_overlap_witness(Layout((3, 4), (0, 1))) == ((0, 0), (1, 0))  # a zero stride
-    assert not has_internal_overlap(Layout((3, 0), (1, 1)))                  # empty
-    assert not overlaps(Layout((4,), (1,), 0), Layout((4,), (1,), 10))       # disjoint ranges
-    assert overlap_witness(Layout((4,), (1,), 2), Layout((4,), (1,), 2)) == ((0,), (0,))  # equal
-    assert not loads
-    assert overlaps(Layout((4, 3), (5, 2), 0), Layout((4,), (7,), 1))         # needs a search
-    assert has_internal_overlap(Layout((5, 4), (2, 1)))
-    assert loads == [1]
-    overlap._internal_witness.cache_clear()
+def test_the_compiled_search_can_be_switched_off():
+    """``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` at import: every query runs in Python, same answers."""
+    code = ("from functional_strides import Layout, _dfs, overlaps, has_internal_overlap\n"
+            "assert _dfs.native is None\n"
+            "print(overlaps(Layout((4, 3), (5, 2), 0), Layout((4,), (7,), 1)),"
+            " has_internal_overlap(Layout((5, 4), (2, 1))), has_internal_overlap(Layout((5, 2), (2, 1))))")
+    env = {**os.environ, "FUNCTIONAL_STRIDES_PURE_PYTHON": "1", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "False"]
 
 
-def test_numba_can_be_switched_off(monkeypatch):
-    monkeypatch.setattr(_dfs, "_compiled", [])
-    monkeypatch.setenv("FUNCTIONAL_STRIDES_NO_NUMBA", "1")
-    assert _dfs.compiled() is None
-    assert overlaps(Layout((4,), (1,), 0), Layout((4,), (1,), 3))  # the Python path answers
-    monkeypatch.setattr(_dfs, "_compiled", [])
-    monkeypatch.delenv("FUNCTIONAL_STRIDES_NO_NUMBA")
-    assert (_dfs.compiled() is None) == (importlib.util.find_spec("numba") is None)
+def test_the_compiled_calls_check_their_arguments():
+    """Wrong argument counts and budgets raise; values that are not int64 ints answer -2 (the
+    caller's cue to use Python integers) instead of a wrong answer."""
+    native = _compiled_module()
+    with pytest.raises(TypeError):
+        native.pair((3,), (1,), 0, (3,), (1,), 0, 10)
+    with pytest.raises(ValueError, match="budget"):
+        native.internal((3,), (1,), -1)
+    with pytest.raises(ValueError, match="coefficients"):
+        native.search([0, 2], [3, 3], 4, 10, None)
+    assert native.pair((3,), (1,), 0, (3,), (1,), 2**70, 10, False) == -2
+    assert native.pair((3,), (1.5,), 0, (3,), (1,), 0, 10, False) == -2
+    assert native.pair([3], [1], 0, (3,), (1,), 0, 10, False) == -2  # lists: not the layout's tuples
+    assert native.internal((3, 3), (2**31, 1), 10) == -2
+    assert native.search([2**31, 1], [3, 3], 5, 10, None) == -2
+    shape, strides = (70,) * 60, tuple(range(1, 61))  # 60 dims: the call's scratch is on the heap
+    c = native.internal(shape, strides, 10**5)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_dfs, "native", None)
+        overlap._internal_witness.cache_clear()
+        assert overlap._difference_witness(c, strides) == overlap._internal_witness(shape, strides)
+    overlap._internal_witness.cache_clear()
 
 
 # -- the public functions through each path -----------------------------------------------------
 PATHS = {
     "default": {},
-    "no_quick_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0},
-    "lattice_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0, "_LATTICE_ABOVE": -1},
-    "enumeration_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 0,
+    "no_quick_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_FIRST_STEPS": 0, "_REDUCED_STEPS": 0},
+    "lattice_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_FIRST_STEPS": 0, "_REDUCED_STEPS": 0,
+                     "_LATTICE_ABOVE": -1},
+    "enumeration_only": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_FIRST_STEPS": 0, "_REDUCED_STEPS": 0,
                          "_LATTICE_ABOVE": float("inf")},
-    "reduced_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_REDUCED_STEPS": 1 << 20,
+    "reduced_search": {"_QUICK_STEPS": 0, "_COMPILED_STEPS": 0, "_FIRST_STEPS": 0, "_REDUCED_STEPS": 1 << 20,
                        "_LATTICE_ABOVE": -1},
-    "pure_python": {"_dfs._compiled": [None]},  # the fallback without numba
+    "pure_python": {"_dfs.native": None},  # the fallback without the C extension
 }
 
 
