@@ -175,7 +175,15 @@ def _tile_loop(shape, pt: int, qt: int):
     """The lowering's loop over ``pt x qt`` tiles (``_tiled``), with the given tile."""
     b, p, q = shape
     plan = _tiled.TiledPlan(b, p, q, pt, qt)
-    return lambda s: _tiled._tiles(s.reshape(shape), plan)
+    return lambda s: _tiled._tiles(lambda: s.reshape(shape), plan)
+
+
+def _view_gather(s, view: Layout):
+    """One element gather, indices from iota over ``view``'s own dims (no dims merged)."""
+    idx = fs.storage_indices(view.shape, view.strides, view.offset, jnp.int32)
+    dnums = jax.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    return jax.lax.gather(s, idx[..., None], dnums, slice_sizes=(1,), unique_indices=True,
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
 def _gather_permute(shape):
@@ -187,15 +195,21 @@ def _gather_permute(shape):
 TILES = ((16, 4096), (16, 1024), (16, 256), (8, 4096), (8, 1024), (32, 256), (64, 64))
 
 
-def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TILES) -> None:
-    """Every formulation of ``(b, p, q) -> (b, q, p)`` timed in the same interleaved rounds."""
+def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TILES,
+                 view: Layout | None = None) -> None:
+    """Every formulation of ``(b, p, q) -> (b, q, p)`` timed in the same interleaved rounds.
+    ``view``: the permute as the user's view (unmerged dims): "auto" reads it, and "gather
+    (view's dims)" is one element gather with indices over its dims rather than (b, q, p)."""
     import bench_contiguous as bc
 
     b, p, q = shape
     x = jnp.arange(b * p * q, dtype=jnp.float32)
+    merged = Layout((b, q, p), (p * q, 1, q))
     cands = {"native": _native_permute(shape), "native A/A": _native_permute(shape),
-             "gather": _gather_permute(shape), "auto": lambda s: materialize(
-                 s, Layout((b, q, p), (p * q, 1, q)))}
+             "gather": _gather_permute(shape),
+             "auto": lambda s: materialize(s, view or merged).reshape(b, q, p)}
+    if view is not None:
+        cands["gather (view's dims)"] = lambda s: _view_gather(s, view).reshape(b, q, p)
     for pt, qt in tiles:
         if p % pt == 0 and q % min(qt, q) == 0:
             cands[f"one op {pt}x{min(qt, q)}"] = _one_op_tiles(shape, pt, min(qt, q))
@@ -289,7 +303,9 @@ def permutes_table(repeats: int, scale: int) -> None:
     n = 4096 // scale
     time_permute("transpose", (1, n, n), repeats)
     time_permute("NCHW->NHWC", (32 // scale, 64, 56 * 56), repeats, tiles=((16, 784), (16, 3136), (8, 784)))
-    time_permute("NCDHW->NDHWC", (2, 32, 32 * 64 * 64 // scale), repeats)
+    d = 32 // scale
+    time_permute("NCDHW->NDHWC", (2, 32, d * 64 * 64), repeats,
+                 view=Layout((2, d, 64, 64, 32), (32 * d * 4096, 4096, 64, 1, d * 4096)))
     time_permute("NDHWC->NCDHW", (2, 32 * 64 * 64 // scale, 32), repeats, tiles=((16, 32), (64, 32)))
     time_rows_permute(repeats, scale)
     print("\n=== permutes by size: 2-D transposes, XLA's op against the tile loop (TILED_MIN_ELEMENTS) ===")

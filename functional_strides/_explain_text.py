@@ -16,6 +16,7 @@ from . import _canonical as _canonical
 from . import _lowering as _lowering
 from . import _overlap as _overlap
 from . import _scatter as _scatter
+from . import _tiled as _tiled
 from . import views as _views
 from ._explain_subject import _coord_text, _Subject
 from ._layout import Layout, format_layout
@@ -108,7 +109,8 @@ def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
     return "[" + ", ".join(f"{n}x{s}" for n, s in dims) + "]"
 
 
-def _read_reason(layout: Layout) -> tuple[str, str]:
+def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
+    """The read plan of ``layout`` over a storage of ``n`` elements, and why."""
     path = _lowering.read_plan(layout)
     c = _canonical.canonicalize(layout)
     if path == "empty":
@@ -116,13 +118,25 @@ def _read_reason(layout: Layout) -> tuple[str, str]:
     dims = _dims_text(c.dims) if c.dims else "[] (one element)"
     head = f"canonical dims {dims} (extent x stride, size-1 dims dropped, merged, sorted by stride)"
     tail = []
+    b = _canonical.box(c.dims)
     if c.perm != tuple(range(len(c.perm))):
-        tail.append("a transpose back to your order of dims")
+        plan = _tiled.tiled_plan(b.shape, c.perm, 4) if b is not None else None
+        if plan is not None and _lowering.reads_by_reshapes(n, c.offset, b):
+            tail.append(f"a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
+                        f"{plan.q_tile} for a 4-byte dtype) of a batch of {plan.batch} ({plan.p}, {plan.q}) "
+                        "matrices")
+        else:
+            tail.append("a transpose back to your order of dims")
     if c.broadcast:
         tail.append(f"a broadcast along stride-0 dims {list(c.broadcast)}")
     after = ("; then " + " and ".join(tail)) if tail else ""
+    if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
+        _, p, q = _tiled.blocks(b.shape, c.perm)
+        return path, (f"{head} form a strided box, but its permute moves {p} rows, {q} elements apart, to "
+                      f"the innermost dim (<= {_lowering.GATHER_MAX_ROWS} rows, a multiple of "
+                      f"{_lowering.GATHER_ROWS_APART} apart): one gather of single elements over your dims, "
+                      "indices built in the graph from iota, reads it faster than a transpose")
     if path == "structured":
-        b = _canonical.box(c.dims)
         if len(b.dims) < 2:
             how = "one strided slice of the storage"
         else:
@@ -204,9 +218,9 @@ def _plans(subject: _Subject) -> list[str]:
         rev = (f": fs.flip(fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}), "
                f"{tuple(flipped)}) is the same view") if flipped else ""
         out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + rev)
-    read, why = _read_reason(lay)
-    out.append(f"read plan (fs.read_plan): {read}: {why}")
     n = subject.storage_size if subject.storage_size is not None else lay.required_storage_size
+    read, why = _read_reason(lay, n)
+    out.append(f"read plan (fs.read_plan): {read}: {why}")
     if n < (lay.required_storage_size or 0):
         return [*out, "write plan: none (the storage is too small for the view)"]
     if numel and not subject.storage_size:

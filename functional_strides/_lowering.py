@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -69,6 +70,14 @@ ROW_GATHER_MIN_STEP = 2
 #: "auto" picks the shifted slices when they cut at most this many slices; 0 turns them off
 #: (no case measured above favours them). Forcing ``method="slices"`` still works.
 SLICES_MAX_PIECES = 0
+#: A box whose permute moves at most this many input rows to the innermost dim, the rows a
+#: multiple of ``GATHER_ROWS_APART`` elements apart, is read by one gather over the view's
+#: dims: NCDHW->NDHWC of (2, 32, 32, 64, 64) float32 (32 rows 512 KiB apart, all in the same
+#: cache sets) took 3.3-3.4 ms against 10.5-12.1 ms for XLA's transpose and the tile loop in
+#: three runs of ``bench_contiguous.py --cases ncdhw_to_ndhwc``. (lowering_choices.py's
+#: "permutes" table, 18 formulations in one interleave, sees every one near 10 ms.)
+GATHER_MAX_ROWS = 32
+GATHER_ROWS_APART = 1024
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -151,13 +160,18 @@ def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
         return x.reshape((*batch, *b.shape))
     base, starts = b.origin(offset)
     rows, pitch = b.dims[0][0] + starts[0], b.pitches[0]
-    stop = min(n, base + rows * pitch)
-    if (base, stop) != (0, n):
-        x = lax.slice_in_dim(x, base, stop, axis=axis)
-    if stop - base < rows * pitch:  # the last row runs past the storage end: pad its tail
-        pads = [(0, 0, 0)] * len(batch) + [(0, rows * pitch - (stop - base), 0)]
-        x = lax.pad(x, jnp.zeros((), x.dtype), pads)
-    x = x.reshape((*batch, rows, pitch))
+    first_row = _first_row(n, base, rows, pitch)
+    if first_row is not None:  # the whole storage as rows (a bitcast); the box's rows are sliced last
+        x = x.reshape((*batch, n // pitch, pitch))
+        starts = (starts[0] + first_row, *starts[1:])
+    else:
+        stop = min(n, base + rows * pitch)
+        if (base, stop) != (0, n):
+            x = lax.slice_in_dim(x, base, stop, axis=axis)
+        if stop - base < rows * pitch:  # the last row runs past the storage end: pad its tail
+            pads = [(0, 0, 0)] * len(batch) + [(0, rows * pitch - (stop - base), 0)]
+            x = lax.pad(x, jnp.zeros((), x.dtype), pads)
+        x = x.reshape((*batch, rows, pitch))
     for p, sub in zip(b.grid, b.pitches[1:], strict=True):
         if p * sub != x.shape[-1]:  # drop the end of each row that holds no sub-row
             x = lax.slice_in_dim(x, 0, p * sub, axis=x.ndim - 1)
@@ -170,22 +184,42 @@ def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
     return x
 
 
-def _to_user(c: Canonical, x: jax.Array) -> jax.Array:
-    """Canonical-order array -> the user's shape: transpose, reshape, broadcast."""
-    if c.perm != tuple(range(len(c.perm))):
-        x = _tiled.transpose(x, c.perm)  # lax.transpose, tile by tile for large permutes
-    return _finish(c, x)
+def _to_user(c: Canonical, x: jax.Array, read: Callable[[], jax.Array] | None = None) -> jax.Array:
+    """Canonical-order array -> the user's shape: transpose, reshape, broadcast, reverse.
+    ``read``: a function that computes ``x`` again, for a tile loop to fuse into its steps;
+    without it ``x`` is tiled only when it is an operand already (no temporary)."""
+    if c.perm == tuple(range(len(c.perm))):
+        return _finish(c, x)
+    rev = _reversed_groups(c)
+    if rev is None:  # a group mixes reversed and forward dims: reverse the user's dims last
+        return _finish(c, _tiled.transpose(x, c.perm, read=read))
+    # lax.transpose, tile by tile for large permutes (each tile reversed where the view is)
+    return _finish(c, _tiled.transpose(x, c.perm, rev, read=read), reversed_=True)
 
 
-def _finish(c: Canonical, x: jax.Array) -> jax.Array:
+def _reversed_groups(c: Canonical) -> tuple[int, ...] | None:
+    """Axes of the transposed canonical array (one per group, in the user's order) whose
+    every user dim is reversed; None when a group has reversed and forward dims. Reversing
+    a group's axis reverses each of its dims (a group is row-major over its dims)."""
+    flipped, axes = set(c.flipped), []
+    for u, a in enumerate(c.perm):
+        inside = [d in flipped for d in c.groups[a]]
+        if all(inside):
+            axes.append(u)
+        elif any(inside):
+            return None
+    return tuple(axes)
+
+
+def _finish(c: Canonical, x: jax.Array, reversed_: bool = False) -> jax.Array:
     """Array of the groups in user order -> the user's shape (split groups, size-1 and
-    stride-0 dims restored, dims of negative stride reversed)."""
+    stride-0 dims restored, dims of negative stride reversed unless ``reversed_``: done)."""
     kept = c.kept
     if not c.broadcast:
         x = x.reshape(c.shape)
     else:
         x = lax.broadcast_in_dim(x.reshape(tuple(c.shape[d] for d in kept)), c.shape, kept)
-    return lax.rev(x, c.flipped) if c.flipped else x
+    return lax.rev(x, c.flipped) if c.flipped and not reversed_ else x
 
 
 _DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
@@ -199,7 +233,35 @@ def _gather(storage, idx, *, sorted_: bool, unique: bool, mode) -> jax.Array:
 # -- the paths (static layout, static offset) ---------------------------------------------
 
 def _structured(storage: jax.Array, c: Canonical) -> jax.Array:
-    return _to_user(c, _read_box(storage, c.offset, box(c.dims)))
+    b = box(c.dims)
+
+    def read() -> jax.Array:
+        return _read_box(storage, c.offset, b)
+
+    # A tile loop reads its tiles through read() where that is reshapes and one last slice
+    # (fused into each tile's read); other reads (a slice or pad of the storage first) it would
+    # hoist out of the loop into a temporary as large as the output: XLA's transpose then.
+    return _to_user(c, read(), read if reads_by_reshapes(storage.shape[-1], c.offset, b) else None)
+
+
+def _first_row(n: int, base: int, rows: int, pitch: int) -> int | None:
+    """The box's first row when a storage of ``n`` elements is whole rows of ``pitch`` and the
+    box's ``rows`` rows from storage index ``base`` lie inside it; else None (then the box's
+    span is sliced out of the storage, and padded where its last row runs past the end)."""
+    if n % pitch or base % pitch or base + rows * pitch > n:
+        return None
+    return base // pitch
+
+
+def reads_by_reshapes(n: int, offset: int, b: Box) -> bool:
+    """True when :func:`_read_box` of box ``b`` at ``offset`` in a storage of ``n`` elements
+    is reshapes of the whole storage and one last ``slice`` (no slice or pad before it)."""
+    if len(b.dims) < 2:
+        return False
+    base, starts = b.origin(offset)
+    rows, pitch = b.dims[0][0] + starts[0], b.pitches[0]
+    return _first_row(n, base, rows, pitch) is not None and all(
+        p * sub == above for p, sub, above in zip(b.grid, b.pitches[1:], b.pitches[:-1], strict=True))
 
 
 def _slices(storage: jax.Array, c: Canonical) -> jax.Array:
@@ -237,8 +299,40 @@ def _row_length(b: Box, room: int) -> int:
     return min(room, b.dims[0][0] * b.pitches[0])
 
 
+def _read_dims(c: Canonical) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, strides)`` of the dims read, in the user's order: the canonical groups split
+    back into the user's dims (extent >= 2, stride >= 1, reversed dims read forwards)."""
+    shape: list[int] = []
+    strides: list[int] = []
+    for a in c.perm:
+        stride = c.dims[a][1]
+        extents = [c.shape[d] for d in c.groups[a]]
+        for k, n in enumerate(extents):
+            shape.append(n)
+            strides.append(stride * math.prod(extents[k + 1:]))
+    return tuple(shape), tuple(strides)
+
+
+def _few_far_rows(c: Canonical) -> bool:
+    """True when the view is a permute of at least ``TILED_MIN_ELEMENTS`` that moves at most
+    ``GATHER_MAX_ROWS`` rows of the input to the innermost dim, the rows a multiple of
+    ``GATHER_ROWS_APART`` elements apart (NCDHW->NDHWC: 32 channels 2^17 elements apart)."""
+    if c.perm == tuple(range(len(c.perm))) or c.numel < _tiled.TILED_MIN_ELEMENTS:
+        return False
+    blocks = _tiled.blocks(tuple(n for n, _ in c.dims), c.perm)
+    return blocks is not None and blocks[1] <= GATHER_MAX_ROWS and blocks[2] % GATHER_ROWS_APART == 0
+
+
 def _element_gather(storage: jax.Array, c: Canonical) -> jax.Array:
-    user = Layout(tuple(n for n, _ in c.user_dims), tuple(s for _, s in c.user_dims), c.offset)
+    # A permute of few rows far apart: indices over the user's own dims, not the merged groups,
+    # which XLA:CPU's gather loop runs 2-3x faster (NCDHW->NDHWC: 3.3-4.2 ms against 9-10 ms
+    # over the merged (2, 131072, 32)); elsewhere over the merged groups, which it runs as fast
+    # or faster (NCHW->NHWC: 3.8 ms against 6.0 ms over (32, 56, 56, 64)).
+    if _few_far_rows(c):
+        shape, strides = _read_dims(c)
+    else:
+        shape, strides = tuple(n for n, _ in c.user_dims), tuple(s for _, s in c.user_dims)
+    user = Layout(shape, strides, c.offset)
     idx = storage_indices(user.shape, user.strides, c.offset, index_dtype(user, storage.shape[0]))
     x = _gather(storage, idx, sorted_=is_monotone(user), unique=is_non_overlapping_sufficient(user),
                 mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
@@ -263,7 +357,7 @@ def _slice_pieces(c: Canonical) -> int:
 
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     if ok["structured"]:
-        return "structured"
+        return "gather" if _few_far_rows(c) else "structured"
     if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
         return "slices"
     k = max(1, inner_box_start(c.dims))
@@ -290,11 +384,14 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` takes ``"structured"`` whenever the canonical dims form a strided box (no
-    gather is emitted then); for overlapping windows it takes ``"slices"`` when at most
-    ``SLICES_MAX_PIECES`` slices cover them, else ``"row_gather"`` when the windows hold at
-    least ``ROW_GATHER_MIN_ROW`` elements and lie at least ``ROW_GATHER_MIN_STEP`` apart, else
-    ``"gather"`` (thresholds measured by ``benchmarks/lowering_choices.py``). Writes are
-    planned by :func:`functional_strides.write_plan`, with the same skeleton.
+    gather is emitted then), except for a large permute that moves at most
+    ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
+    innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping
+    windows it takes ``"slices"`` when at most ``SLICES_MAX_PIECES`` slices cover them, else
+    ``"row_gather"`` when the windows hold at least ``ROW_GATHER_MIN_ROW`` elements and lie at
+    least ``ROW_GATHER_MIN_STEP`` apart, else ``"gather"`` (thresholds measured by
+    ``benchmarks/lowering_choices.py``). Writes are planned by
+    :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
       layout: the layout to read; with a traced offset the path is that of the same layout

@@ -199,6 +199,24 @@ def _record(tag: str) -> dict:
             "run": {"timestamp": f"2026-01-0{tag[-1]} 00:00 UTC", "command": tag}}
 
 
+def test_a_miss_is_explained_only_by_a_rival_faster_than_xla_copy_at_our_speed():
+    """The *measured limit* of a missed target: ours at XLA's copy of the output (within
+    ``XLA_FLOOR_SLACK`` either way) and the rival faster than that copy; nothing otherwise."""
+    report = _report()
+    note = report.xla_floor_note
+    at_floor = {"ours": 1.05, "gather": 3.0, "native": None, "torch": 2.0, "numpy": 0.5, "copy": 1.0}
+    assert "numpy takes 500 ms, less than that copy" in note(at_floor)
+    assert note({**at_floor, "ours": 1.5}) is None     # ours well above the copy: not at the floor
+    assert note({**at_floor, "ours": 0.6}) is None     # ours well below it: the copy is no floor
+    assert note({**at_floor, "numpy": 1.2}) is None    # the best rival does not beat the copy
+    assert note({**at_floor, "copy": None}) is None
+    record = {**_record("run1"), "times_s": {**at_floor}, "min_times_s": {**at_floor}}
+    miss = next(t for t in report._case_targets("c", record) if t["target"].startswith("c: ours / min"))
+    assert miss["met"] is False and miss["limit_note"] == note(at_floor)
+    header, rows = report.target_rows([miss])
+    assert header[-1] == "a miss's measured limit" and rows[0][-1] == miss["limit_note"]
+
+
 def test_merge_results_replaces_only_what_was_measured():
     report = _report()
     meta = {"small": False, "command": "old", "timestamp": "2026-01-01 00:00 UTC", "plot": "p.png"}

@@ -396,3 +396,19 @@ def test_cute_stand_ins_agree_with_their_own_index_map(modes, nest):
     for i, k in first.items():
         if i in cells:
             assert cells[i].rstrip("*") in (str(k), "(" + ",".join(map(str, e.coords[k])) + ")")
+
+
+def test_read_plan_names_the_tile_loop_and_the_gather_of_few_far_rows():
+    """A large transpose over whole rows of the storage is read as a tile loop; a permute of
+    32 rows 2^17 elements apart (NCDHW->NDHWC) as one gather over the user's dims; a box that
+    must be sliced out of the storage first keeps XLA's transpose."""
+    def said(layout, n):
+        return " ".join(fs.explain(layout, storage=n, show=False).text.split())
+
+    tiles = said(Layout((4096, 4096), (1, 4096), 0), 4096 * 4096)
+    assert "as a loop over tiles (16 x 1024 for a 4-byte dtype) of a batch of 1 (4096, 4096)" in tiles
+    ncdhw = said(Layout((2, 32, 64, 64, 32), (4194304, 4096, 64, 1, 131072), 0), 2**23)
+    assert "read plan (fs.read_plan): gather:" in ncdhw
+    assert "its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw
+    sliced = said(Layout((500, 1500), (1, 2048), 7), 2**22 + 3)
+    assert "then a transpose back to your order of dims write plan" in sliced

@@ -335,3 +335,21 @@ def test_big_storage_with_x64_uses_int64_indices():
                             env=env, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "x64 ok" in result.stdout
+
+
+def test_a_permute_of_few_rows_far_apart_is_one_gather_over_the_views_dims():
+    """NCDHW->NDHWC: 32 channels, each 1024 elements apart, moved to the innermost dim: one
+    gather with indices over the view's own five dims (GATHER_MAX_ROWS); NCHW->NHWC of rows
+    3136 apart (not a multiple of GATHER_ROWS_APART) and smaller permutes stay structured."""
+    from functional_strides import _lowering
+
+    ncdhw = Layout((2, 4, 16, 16, 32), (32 * 1024, 256, 16, 1, 1024))  # (N, D, H, W, C) of NCDHW
+    assert read_plan(ncdhw) == "gather"
+    storage = np.arange(2 * 32 * 1024, dtype=np.float32)
+    text = jax.jit(lambda s: materialize(s, ncdhw)).lower(jnp.asarray(storage)).as_text()
+    assert "tensor<2x4x16x16x32xi32>" in text  # the indices, over the view's five dims
+    np.testing.assert_array_equal(np.asarray(materialize(jnp.asarray(storage), ncdhw)),
+                                  oracle.materialize(storage, ncdhw))
+    assert _lowering.GATHER_MAX_ROWS == 32 and _lowering.GATHER_ROWS_APART == 1024
+    assert read_plan(Layout((2, 56, 56, 64), (64 * 3136, 56, 1, 3136))) == "structured"
+    assert read_plan(Layout((2, 4, 16, 8, 32), (32 * 512, 128, 8, 1, 512))) == "structured"  # 2^15

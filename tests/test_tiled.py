@@ -85,7 +85,7 @@ def permutes(draw):
 def test_transpose_equals_numpy(small_tiles, case, dtype):
     shape, perm = case
     x = np.arange(int(np.prod(shape))).astype(dtype).reshape(shape)
-    got = jax.jit(lambda a: _tiled.transpose(a, perm))(jnp.asarray(x))
+    got = jax.jit(lambda a: _tiled.transpose(a, perm, read=lambda: a))(jnp.asarray(x))
     np.testing.assert_array_equal(np.asarray(got), np.transpose(x, perm))
 
 
@@ -95,7 +95,7 @@ def test_every_permute_of_rank_4_with_edges(small_tiles):
     tiled = 0
     for perm in itertools.permutations(range(4)):
         tiled += _tiled.tiled_plan(shape, perm, 4) is not None
-        got = jax.jit(lambda a, p=perm: _tiled.transpose(a, p))(jnp.asarray(x))
+        got = jax.jit(lambda a, p=perm: _tiled.transpose(a, p, read=lambda: a))(jnp.asarray(x))
         np.testing.assert_array_equal(np.asarray(got), np.transpose(x, perm), err_msg=str(perm))
     # the block swaps whose first block has two tiles of rows (p >= 4): (1,2,3,0) is p=3, no;
     # (2,3,0,1) p=15, (3,0,1,2) p=30, (0,2,3,1) p=5, (0,3,1,2) p=10; (0,1,3,2) is p=2, no
@@ -125,6 +125,60 @@ def test_large_transpose_is_a_loop_without_gather_or_temporary():
     storage = np.arange(512 * 512, dtype=np.float32)
     np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
                                   storage.reshape(512, 512).T)
+
+
+def test_every_reversal_of_every_permute_of_rank_4(small_tiles):
+    """``rev`` reverses output axes: inside the tiles where each reversed axis is a whole block
+    (or all of a block's axes are reversed), else by XLA's rev after its transpose."""
+    shape = (3, 5, 2, 7)
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    inside = 0
+    for perm in itertools.permutations(range(4)):
+        if _tiled.tiled_plan(shape, perm, 4) is None:
+            continue
+        for k in range(5):
+            for rev in itertools.combinations(range(4), k):
+                inside += _tiled._block_axes(perm, rev) is not None
+                fn = jax.jit(lambda a, p=perm, r=rev: _tiled.transpose(a, p, r, read=lambda: a))
+                got = fn(jnp.asarray(x))
+                np.testing.assert_array_equal(np.asarray(got), np.flip(np.transpose(x, perm), rev),
+                                              err_msg=f"{perm} {rev}")
+    assert 0 < inside < 4 * 16  # both kinds occur
+
+
+@pytest.mark.parametrize("layout", [
+    Layout((2048, 1024), (-1, 4096), 2047),          # x[:, ::-1][::2].t() of a 2048x2048 x
+    Layout((2048, 2048), (1, -2048), 2047 * 2048),   # x[::-1].t()
+    Layout((2048, 2048), (-1, -2048), 2**22 - 1),    # x[::-1, ::-1].t()
+])
+def test_flipped_transposes_are_one_loop_without_temporary(layout):
+    """A large transpose of a reversed view reverses each tile in cache: one loop, no gather,
+    no temporary (the rev once ran over the loop's output, a temporary the size of it)."""
+    storage = np.arange(2**22, dtype=np.float32)
+    compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
+    text = compiled.as_text()
+    assert " while(" in text and not _GATHER_OP.search(text)
+    assert compiled.memory_analysis().temp_size_in_bytes <= 1024
+    np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
+                                  oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("extra", [0, 3])
+def test_offsets_and_edges_stay_in_place(extra):
+    """A transposed block at offset 7 of a matrix of pitch 2048, with edge pieces (1500 rows
+    is not a multiple of the tile's 16). Storage of whole rows (``extra=0``): the box is a
+    reshape of the storage and one slice, read tile by tile inside the loop; the edges are
+    written first, into the fresh output that the loop then updates in place: no temporary.
+    Storage that is not whole rows (``extra=3``): the box needs a slice of the storage first,
+    which a loop would hoist into a temporary the size of the output, so XLA's transpose
+    (fused with the slice) is kept: no loop, no temporary."""
+    layout = Layout((500, 1500), (1, 2048), 7)
+    storage = np.arange(2**22 + extra, dtype=np.float32)
+    compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
+    assert (" while(" in compiled.as_text()) == (extra == 0)
+    assert compiled.memory_analysis().temp_size_in_bytes <= 1024
+    np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
+                                  oracle.materialize(storage, layout))
 
 
 def test_traced_offset_and_gradient_through_tiles(small_tiles):
