@@ -187,7 +187,7 @@ def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
 def _to_user(c: Canonical, x: jax.Array, read: Callable[[], jax.Array] | None = None) -> jax.Array:
     """Canonical-order array -> the user's shape: transpose, reshape, broadcast, reverse.
     ``read``: a function that computes ``x`` again, for a tile loop to fuse into its steps;
-    without it ``x`` is tiled only when it is an operand already (no temporary)."""
+    without it a permute is XLA's ``transpose`` (a loop would materialise ``x`` first)."""
     if c.perm == tuple(range(len(c.perm))):
         return _finish(c, x)
     rev = _reversed_groups(c)

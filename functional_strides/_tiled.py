@@ -143,8 +143,8 @@ def tiled_plan(shape: tuple[int, ...], perm: tuple[int, ...], itemsize: int) -> 
 
 def _tiles(read: Callable[[], jax.Array], plan: TiledPlan,
            rev: tuple[bool, bool, bool] = (False, False, False)) -> jax.Array:
-    """``(batch, p, q)`` -> ``(batch, q, p)``: the whole tiles in a loop, then the edges; the
-    output axes marked in ``rev`` (batch, q, p) reversed, each piece reversed in cache and
+    """``(batch, p, q)`` -> ``(batch, q, p)``: the edge pieces, then the whole tiles in a loop;
+    the output axes marked in ``rev`` (batch, q, p) reversed, each piece reversed in cache and
     placed at its mirrored position (no pass over the output after the loop).
 
     ``read()`` builds the ``(batch, p, q)`` input; it is called inside the loop's body, so
@@ -222,8 +222,7 @@ def transpose(x: jax.Array, perm: tuple[int, ...], rev: tuple[int, ...] = (),
     if reversed_blocks is None:
         out = lax.transpose(x, perm)
         return lax.rev(out, rev) if rev else out
-    source = read if read is not None else lambda: x
-    out = _tiles(lambda: source().reshape(plan.batch, plan.p, plan.q), plan, reversed_blocks)
+    out = _tiles(lambda: read().reshape(plan.batch, plan.p, plan.q), plan, reversed_blocks)
     return out.reshape(tuple(x.shape[d] for d in perm))
 
 
