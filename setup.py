@@ -1,9 +1,35 @@
-"""Build of the optional C extension (the compiled overlap search); the rest is in pyproject.toml.
+"""Build of the optional compiled parts; the rest is in pyproject.toml.
 
-Without a C compiler the extension is skipped (``optional=True``) and the same search runs in
-Python (functional_strides._dfs)."""
+* ``functional_strides._dfs_native`` (C): the exact-overlap search (``_dfs.py`` is the same
+  search in Python).
+* ``functional_strides._copy_native`` (C++17): the strided copy of ``contiguous()`` on
+  XLA:CPU, an XLA FFI handler; it compiles against the FFI headers that jaxlib ships
+  (``jaxlib/include``), so jaxlib is a build requirement.
+
+Both are optional (``optional=True``): without a compiler, or without jaxlib's headers, an
+extension is skipped and the library takes its pure-Python or pure-XLA path instead."""
+
+import importlib.util
+import os
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("functional_strides._dfs_native", ["functional_strides/_dfs_native.c"],
-                             extra_compile_args=["-O2"], optional=True)])
+
+def _jaxlib_include() -> list[str]:
+    spec = importlib.util.find_spec("jaxlib")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    include = os.path.join(list(spec.submodule_search_locations)[0], "include")
+    return [include] if os.path.isfile(os.path.join(include, "xla", "ffi", "api", "ffi.h")) else []
+
+
+_include = _jaxlib_include()
+_extensions = [Extension("functional_strides._dfs_native", ["functional_strides/_dfs_native.c"],
+                         extra_compile_args=["-O2"], optional=True)]
+if _include:
+    _extensions.append(Extension("functional_strides._copy_native", ["functional_strides/_copy_native.cc"],
+                                 include_dirs=_include, language="c++",
+                                 extra_compile_args=["-O3", "-std=c++17", "-fvisibility=hidden"],
+                                 optional=True))
+
+setup(ext_modules=_extensions)

@@ -12,6 +12,10 @@ second compiled copy of itself).
     python benchmarks/lowering_choices.py                    # all tables
     python benchmarks/lowering_choices.py --quick            # smaller arrays
     python benchmarks/lowering_choices.py --only permutes    # one table
+
+The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
+is built) against XLA's structured read of permutes by size: the ``COPY_*`` constants of
+``functional_strides/_lowering.py``.
 """
 
 from __future__ import annotations
@@ -314,11 +318,38 @@ def permutes_table(repeats: int, scale: int) -> None:
         time_permute(f"transpose 2^{log2}", (1, side, side), repeats, tiles=((16, 1024),))
 
 
+def copy_table(repeats: int, top: int) -> None:
+    """The strided copy against XLA's structured read of the same permute, by size: the
+    constants ``COPY_*`` of ``functional_strides/_lowering.py``."""
+    print("\n=== permutes by size: the strided copy (CPU) against XLA's structured read ===")
+    try:
+        read_plan(Layout((64, 64), (1, 64)), "strided_copy")
+    except fs.LayoutError as exc:
+        print(f"  not measured: {exc}")
+        return
+    print(f"  {'layout':<28} {'elements':>9} {'structured ms':>14} {'strided_copy ms':>16} {'ratio':>6}")
+    families = {
+        "transpose (tiles)": lambda n: Layout((2 ** ((n + 1) // 2), 2 ** (n // 2)), (1, 2 ** ((n + 1) // 2))),
+        "(n/64, 64) to last (tiles)": lambda n: Layout((2 ** n // 64, 64), (1, 2 ** n // 64)),
+        "rows of 16 (rows)": lambda n: Layout((16, 2 ** n // 256, 16), (16, 256, 1)),
+        "rows of 64, heads (rows)": lambda n: Layout((16, 2 ** n // 1024, 64), (64, 1024, 1)),
+    }
+    for name, make in families.items():
+        for log2 in range(12, top + 1, 2):
+            layout = make(log2)
+            x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+            fns = [jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
+                   for m in ("structured", "strided_copy")]
+            xla, copy = _times(fns, x, repeats)
+            size = f"2^{log2}"
+            print(f"  {name:<28} {size:>9} {xla * 1e3:14.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["windows", "layouts", "permutes"], default=None)
+    parser.add_argument("--only", choices=["windows", "layouts", "permutes", "copy"], default=None)
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -327,6 +358,8 @@ def main() -> None:
         benchmark_layouts(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "permutes"):
         permutes_table(args.repeats, 4 if args.quick else 1)
+    if args.only in (None, "copy"):
+        copy_table(args.repeats, 20 if args.quick else 26)
 
 
 if __name__ == "__main__":

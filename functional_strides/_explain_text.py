@@ -112,9 +112,23 @@ def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
 def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
     """The read plan of ``layout`` over a storage of ``n`` elements, and why."""
     path = _lowering.read_plan(layout)
+    if path != "strided_copy":
+        return path, _xla_read_reason(layout, n, path)
+    c = _canonical.canonicalize(layout)
+    xla = _lowering.xla_read_plan(layout)
+    return path, (f"a permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements: one call of the "
+                  "compiled "
+                  "strided copy on CPU (the output written once in order, a memcpy per contiguous run, "
+                  "32x32 tiles where the last dim jumps a cache line per element, chunks spread over XLA's "
+                  f"threads); on other platforms and in derivatives {xla}: "
+                  f"{_xla_read_reason(layout, n, xla)}")
+
+
+def _xla_read_reason(layout: Layout, n: int, path: str) -> str:
+    """Why the XLA read ``path`` of ``layout`` over a storage of ``n`` elements was chosen."""
     c = _canonical.canonicalize(layout)
     if path == "empty":
-        return path, "a zero extent: nothing is read, zeros of the shape are returned"
+        return "a zero extent: nothing is read, zeros of the shape are returned"
     dims = _dims_text(c.dims) if c.dims else "[] (one element)"
     head = f"canonical dims {dims} (extent x stride, size-1 dims dropped, merged, sorted by stride)"
     tail = []
@@ -132,7 +146,7 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
     after = ("; then " + " and ".join(tail)) if tail else ""
     if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
         _, p, q = _tiled.blocks(b.shape, c.perm)
-        return path, (f"{head} form a strided box, but its permute moves {p} rows, {q} elements apart, to "
+        return (f"{head} form a strided box, but its permute moves {p} rows, {q} elements apart, to "
                       f"the innermost dim (<= {_lowering.GATHER_MAX_ROWS} rows, a multiple of "
                       f"{_lowering.GATHER_ROWS_APART} apart): one gather of single elements over your dims, "
                       "indices built in the graph from iota, reads it faster than a transpose")
@@ -141,33 +155,46 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
             how = "one strided slice of the storage"
         else:
             how = f"a slice of the storage, a reshape into rows of {b.pitches[0]}, a strided slice"
-        return path, f"{head} form a strided box: {how}; no gather{after}"
+        return f"{head} form a strided box: {how}; no gather{after}"
     k = max(1, _canonical.inner_box_start(c.dims))
     inner, step = _canonical.box(c.dims[k:]), c.dims[k - 1][1]
     why = (f"{head} are no strided box: rows of {inner.reach} storage elements start every {step}, so "
            "they overlap or interleave")
     if path == "row_gather":
-        return path, (f"{why}; rows of >= {_lowering.ROW_GATHER_MIN_ROW} elements at least "
+        return (f"{why}; rows of >= {_lowering.ROW_GATHER_MIN_ROW} elements at least "
                       f"{_lowering.ROW_GATHER_MIN_STEP} apart: one gather of whole rows, then the strided "
                       f"read inside each row{after}")
     if path == "slices":
-        return path, f"{why}; a few shifted slices cover the windows{after}"
+        return f"{why}; a few shifted slices cover the windows{after}"
     short = []
     if inner.reach < _lowering.ROW_GATHER_MIN_ROW:
         short.append(f"rows of {inner.reach} < {_lowering.ROW_GATHER_MIN_ROW} elements")
     if step < _lowering.ROW_GATHER_MIN_STEP:
         short.append(f"rows {step} < {_lowering.ROW_GATHER_MIN_STEP} apart")
-    return path, (f"{why}; {' and '.join(short)} (a row gather does not pay): one gather of single "
+    return (f"{why}; {' and '.join(short)} (a row gather does not pay): one gather of single "
                   f"elements, indices built in the graph from iota{after}")
 
 
 def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
     path = _scatter.write_plan(layout, n, mode=mode)
+    if path != "strided_copy":
+        return path, _xla_write_reason(layout, n, mode, path)
+    xla = _scatter._plan(layout, n, mode, "auto", "write", copy_kernel=False)
+    numel = _canonical.canonicalize(layout).numel
+    return path, (f"{numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
+                  f"{mode!r}: one call of the compiled strided write on CPU, which updates the view's slots "
+                  "in place when the storage is donated (else XLA copies the storage first); on other "
+                  f"platforms, in derivatives and for dtypes it does not {mode} {xla}: "
+                  f"{_xla_write_reason(layout, n, mode, xla)}")
+
+
+def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> str:
+    """Why the XLA write ``path`` of ``layout`` (``mode``, a storage of ``n``) was chosen."""
     if path == "empty":
-        return path, "a zero extent: the storage is returned unchanged"
+        return "a zero extent: the storage is returned unchanged"
     c = _canonical.canonicalize(layout)
     if path == "block":
-        return path, "one contiguous run: a dynamic_update_slice of the storage"
+        return "one contiguous run: a dynamic_update_slice of the storage"
     ok = _scatter.WRITES.applies(c, Need(n, mode))
     cover = c.numel / n if ok["block"] else 0.0
     rows = None
@@ -175,11 +202,11 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
         _, _, inner = _scatter._split_rows(c)
         rows = (inner.reach, _scatter._row_density(c))
     if path == "row_scatter":
-        return path, (f"rows of {rows[0]} storage elements ({rows[1]:.0%} written; >= "
+        return (f"rows of {rows[0]} storage elements ({rows[1]:.0%} written; >= "
                       f"{_scatter.ROW_SCATTER_MIN_ROW} elements, >= {_scatter.ROW_SCATTER_MIN_DENSITY:.0%} "
                       "written): one scatter of whole rows")
     if path == "structured":
-        return path, (f"a block of a grid of the storage covering {cover:.0%} of its {n} elements: the "
+        return (f"a block of a grid of the storage covering {cover:.0%} of its {n} elements: the "
                       "storage rewritten by pad/reshape and a select, no index")
     why = []
     if not ok["row_scatter"]:
@@ -197,7 +224,7 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
                    f"{_scatter.STRUCTURED_MIN_FRACTION:.0%} of {_scatter.STRUCTURED_MIN_STORAGE} elements")
     else:
         why.append("no grid block of the storage")
-    return path, "one scatter of single elements (" + "; ".join(why) + ")"
+    return "one scatter of single elements (" + "; ".join(why) + ")"
 
 
 def _plans(subject: _Subject) -> list[str]:

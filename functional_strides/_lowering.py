@@ -15,6 +15,9 @@ dims merged, dims sorted by stride), then one of these paths reads it:
   (``slice_sizes=(row,)``), then the structured read inside each row.
 * ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
   ``lax.broadcasted_iota`` (never baked in as constants).
+* ``"strided_copy"`` -- on CPU, one call of a compiled strided copy (an XLA FFI handler,
+  :mod:`functional_strides._copy_kernel`) for the permutes XLA's ``transpose`` emitter reads
+  slowly; other platforms and derivatives take the XLA path ``"auto"`` picks without it.
 
 Each path ends with ``transpose`` to the user's order of dims (a loop over cache-sized
 tiles for large permutes, :mod:`functional_strides._tiled`), ``reshape``,
@@ -42,9 +45,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import _tiled
+from . import _copy_kernel, _tiled
 from ._canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
-from ._errors import StorageError
+from ._errors import LayoutError, StorageError
 from ._layout import Layout, check_in_storage, is_traced
 from ._overlap import is_monotone, is_non_overlapping_sufficient
 from ._strategies import Need, Strategies, Strategy
@@ -78,6 +81,20 @@ SLICES_MAX_PIECES = 0
 #: "permutes" table, 18 formulations in one interleave, sees every one near 10 ms.)
 GATHER_MAX_ROWS = 32
 GATHER_ROWS_APART = 1024
+# The strided copy on CPU (_copy_kernel.py) against XLA's structured read of the same view
+# (benchmarks/lowering_choices.py --only copy: best of 15 interleaved calls, float32, 2-core
+# x86-64; ratios copy / XLA): transposes, read by cache tiles, 1.02 at 2^12 elements,
+# 0.35-0.80 from 2^14 to 2^26; (n/64, 64) permutes to the last dim 1.08 at 2^12, 0.41-0.90
+# from 2^14; permutes that keep rows of 64 contiguous elements (attention heads) 1.10-1.24 up
+# to 2^20, 0.69-0.94 from 2^22; rows of 16 elements 1.25-2.36 at every size (a call per row).
+#: Permutes read by cache tiles: from this many elements the strided copy takes them ...
+COPY_MIN_ELEMENTS = 2**14
+#: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32).
+COPY_TILE_JUMP = 16
+#: Permutes that keep the innermost dim contiguous: from this many elements ...
+COPY_ROWS_MIN_ELEMENTS = 2**21
+#: ... and rows of at least this many elements.
+COPY_MIN_ROW = 64
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -355,7 +372,33 @@ def _slice_pieces(c: Canonical) -> int:
     return min(counts)
 
 
+def _applies_strided_copy(c: Canonical, need: Need) -> bool:
+    return need.copy_kernel and _copy_kernel.native is not None
+
+
+def copy_kind(c: Canonical) -> str | None:
+    """How the strided copy would read canonical form ``c``, for the ``"auto"`` rule:
+    ``"tiles"`` (a permute whose innermost dim jumps at least ``COPY_TILE_JUMP`` elements,
+    while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
+    innermost dim contiguous: a ``memcpy`` per row) or None (no permute, or stride-0 dims)."""
+    if c.perm == tuple(range(len(c.perm))) or c.broadcast:
+        return None
+    last = c.dims[c.perm[-1]][1]
+    if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
+        return "tiles"
+    return "rows" if last == 1 else None
+
+
+def _copy_pays(c: Canonical) -> bool:
+    kind = copy_kind(c)
+    if kind == "tiles":
+        return c.numel >= COPY_MIN_ELEMENTS
+    return kind == "rows" and c.numel >= COPY_ROWS_MIN_ELEMENTS and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW
+
+
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
+    if ok["strided_copy"] and _copy_pays(c):
+        return "strided_copy"
     if ok["structured"]:
         return "gather" if _few_far_rows(c) else "structured"
     if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
@@ -373,6 +416,8 @@ READS = Strategies("materialize", (
     Strategy("slices", _applies_slices, _slices),
     Strategy("row_gather", lambda c, need: len(c.dims) >= 2, _row_gather),
     Strategy("gather", lambda c, need: True, _element_gather),
+    # lowered by _lower from the layout itself (the handler takes the user's dims)
+    Strategy("strided_copy", _applies_strided_copy, None),
 ), _auto)
 
 
@@ -383,15 +428,18 @@ METHODS = READS.methods
 def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
-    ``"auto"`` takes ``"structured"`` whenever the canonical dims form a strided box (no
+    ``"auto"`` takes ``"strided_copy"`` for a permute that the compiled strided copy reads
+    faster (on CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*``
+    thresholds), else ``"structured"`` whenever the canonical dims form a strided box (no
     gather is emitted then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
     innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping
     windows it takes ``"slices"`` when at most ``SLICES_MAX_PIECES`` slices cover them, else
     ``"row_gather"`` when the windows hold at least ``ROW_GATHER_MIN_ROW`` elements and lie at
     least ``ROW_GATHER_MIN_STEP`` apart, else ``"gather"`` (thresholds measured by
-    ``benchmarks/lowering_choices.py``). Writes are planned by
-    :func:`functional_strides.write_plan`, with the same skeleton.
+    ``benchmarks/lowering_choices.py``). Where ``"strided_copy"`` is planned, other
+    platforms and derivatives take the XLA strategy that ``"auto"`` picks without it. Writes
+    are planned by :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
       layout: the layout to read; with a traced offset the path is that of the same layout
@@ -399,8 +447,8 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
         (:func:`dynamic_window`).
       method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
     Returns:
-      ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``
-      or ``"gather"``.
+      ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``,
+      ``"gather"`` or ``"strided_copy"``.
     Raises:
       LayoutError: ``method`` is unknown, or does not apply to ``layout``.
     Example:
@@ -415,6 +463,27 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     if not layout.has_static_offset:  # read through dynamic_window: the view at its lowest offset
         layout = Layout(layout.shape, layout.strides, -layout.low_reach)
     return READS.plan(layout, method, Need())
+
+
+def xla_read_plan(layout: Layout) -> str:
+    """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
+    strided copy): on platforms other than CPU, in derivatives, and for sharded storages that
+    XLA's partitioner splits."""
+    if not layout.has_static_offset:
+        layout = Layout(layout.shape, layout.strides, -layout.low_reach)
+    return READS.plan(layout, "auto", Need(copy_kernel=False))
+
+
+def _check_span(layout: Layout, n: int) -> int:
+    """Elements a view with a traced offset spans (``span + 1``); ``StorageError`` when a
+    storage of ``n`` elements cannot hold them at any offset."""
+    reach = layout.span + 1
+    if reach > n:
+        raise StorageError(
+            f"materialize: layout {layout} spans {reach} storage elements (sum((size-1)*stride) + 1), "
+            f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
+            "pass a larger storage.")
+    return reach
 
 
 def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Array, Layout]:
@@ -438,12 +507,7 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
         or its indices exceed int32 while ``jax_enable_x64`` is off.
     """
     n = storage.shape[0]
-    reach = layout.span + 1
-    if reach > n:
-        raise StorageError(
-            f"materialize: layout {layout} spans {reach} storage elements (sum((size-1)*stride) + 1), "
-            f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
-            "pass a larger storage.")
+    reach = _check_span(layout, n)
     dtype = index_dtype(layout, n)
     below = layout.low_reach
     local = Layout(layout.shape, layout.strides, -below)
@@ -454,15 +518,34 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 
-def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
-    path = read_plan(layout, method)
+def _lower(storage: jax.Array, layout: Layout, method: str, copy_kernel: bool = True) -> jax.Array:
+    # a traced offset is planned as the view at its lowest offset (read_plan)
+    planned = layout if layout.has_static_offset else Layout(layout.shape, layout.strides, -layout.low_reach)
+    path = READS.plan(planned, method, Need(copy_kernel=copy_kernel))
     if path == "empty":
         return jnp.zeros(layout.shape, storage.dtype)
-    index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
+    dtype = index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
+    if path == "strided_copy":
+        if not _copy_kernel.supports(storage.dtype):  # packed sub-byte types: XLA's read
+            if method == "strided_copy":
+                raise LayoutError(
+                    f"materialize: method='strided_copy' copies whole elements of 1, 2, 4, 8 or 16 bytes, "
+                    f"not {storage.dtype}; use method='auto'.")
+            return _lower_xla(storage, layout)
+        if layout.has_static_offset:
+            check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
+        else:
+            _check_span(layout, storage.shape[0])
+        return _copy_kernel.read(storage, layout, _lower_xla, dtype)
     if not layout.has_static_offset:
         _, storage, layout = dynamic_window(storage, layout)
     check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
     return READS.lower(path)(storage, canonicalize(layout))
+
+
+def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
+    """The ``"auto"`` read among the XLA strategies (other platforms, derivatives)."""
+    return _lower(storage, layout, "auto", copy_kernel=False)
 
 
 @functools.partial(jax.jit, static_argnames=("layout", "method"))
@@ -494,7 +577,8 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
         ``lax.dynamic_slice`` clamps (:func:`dynamic_window`); shape and strides are still
         checked (a view longer than the storage raises).
       method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
-        ``"slices"``, ``"row_gather"``, ``"gather"`` to force a path. Outside ``jit``,
+        ``"slices"``, ``"row_gather"``, ``"gather"``, ``"strided_copy"`` (CPU; other platforms
+        read by XLA ops) to force a path. Outside ``jit``,
         ``"auto"`` uses a gather compiled once per output shape (no compile per layout),
         while a forced method compiles once per layout.
     Returns:
@@ -503,7 +587,8 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
       StorageError: the layout addresses past the storage end (static offset), or the
         storage's indices exceed int32 while ``jax_enable_x64`` is off (on every path, so
         that whether a program runs never depends on which lowering was picked).
-      LayoutError: ``method`` is unknown or does not apply to the layout.
+      LayoutError: ``method`` is unknown or does not apply to the layout (``"strided_copy"``
+        where the extension is not built, or for a packed sub-byte dtype such as ``int4``).
     Example:
       >>> import jax.numpy as jnp
       >>> materialize(jnp.arange(6), Layout((3, 2), (1, 3))).tolist()

@@ -58,12 +58,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _copy_kernel
 from . import _overlap as _overlap
 from ._canonical import Box, Canonical, box, canonicalize
 from ._checks import check_choice
 from ._errors import LayoutError, OverlapError
 from ._layout import Layout, check_in_storage, is_traced
-from ._lowering import dynamic_window, index_dtype, storage_indices
+from ._lowering import _check_span, dynamic_window, index_dtype, storage_indices
 from ._overlap import is_monotone
 from ._product_scatter import ScatterSpec, product_scatter
 from ._strategies import Need, Strategies, Strategy
@@ -109,6 +110,9 @@ STRUCTURED_SPARSE_MIN_STORAGE = 2**20
 ROW_SCATTER_MIN_ROW = 8
 #: ... of which at least this fraction belongs to the view.
 ROW_SCATTER_MIN_DENSITY = 0.5
+#: On CPU, writes of at least this many elements (other than one contiguous run) take the
+#: strided-write handler (modes "set" and "add").
+COPY_WRITE_MIN_ELEMENTS = 2**10
 
 _DNUMS = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                      scatter_dims_to_operand_dims=(0,))
@@ -371,10 +375,16 @@ def _row_density(c: Canonical) -> float:
     return math.prod(inner.shape) / inner.reach
 
 
+def _applies_strided_copy(c: Canonical, need: Need) -> bool:
+    return need.copy_kernel and _copy_kernel.native is not None and need.mode in ("set", "add")
+
+
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     n = need.storage_size
     if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
         return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
+    if ok["strided_copy"] and c.numel >= COPY_WRITE_MIN_ELEMENTS:
+        return "strided_copy"
     rows = (ok["row_scatter"] and _split_rows(c)[2].reach >= ROW_SCATTER_MIN_ROW
             and _row_density(c) >= ROW_SCATTER_MIN_DENSITY)
     if rows and c.perm == tuple(range(len(c.perm))):
@@ -396,16 +406,26 @@ WRITES = Strategies("write", (
     Strategy("structured", lambda c, need: box(c.dims) is not None, _structured),
     Strategy("row_scatter", _applies_row_scatter, _row_scatter),
     Strategy("scatter", lambda c, need: True, _element_scatter),
+    # lowered by _lower from the layout itself (the handler takes the user's dims)
+    Strategy("strided_copy", _applies_strided_copy, None),
 ), _auto)
 
 #: Write paths accepted by ``write(..., method=...)``: ``"auto"`` and each strategy.
 METHODS = WRITES.methods
 
 
-def _plan(layout: Layout, n: int, mode: str, method: str, op: str) -> str:
+def _plan(layout: Layout, n: int, mode: str, method: str, op: str, copy_kernel: bool = True) -> str:
     if not layout.has_static_offset:  # written through dynamic_window: the view at its lowest index
         layout, n = Layout(layout.shape, layout.strides, -layout.low_reach), layout.span + 1
-    return WRITES.plan(layout, method, Need(n, mode), op=op)
+    return WRITES.plan(layout, method, Need(n, mode, copy_kernel), op=op)
+
+
+def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> str:
+    """The path ``"auto"`` takes among the XLA strategies (:func:`write_plan` without the
+    strided write): on platforms other than CPU, in derivatives, under ``vmap``, and for
+    dtypes or modes the strided write does not handle."""
+    check_choice("write", "mode", mode, MODES)
+    return _plan(layout, storage_size, mode, "auto", "write", copy_kernel=False)
 
 
 def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = "auto") -> str:
@@ -417,10 +437,14 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
     every composition of slicing, permutation and expansion); ``"row_scatter"`` for two or
     more canonical dims whose innermost is dense (rows of adjacent slots, so no slot outside
     the view is written), with ``mode="set"`` only when the rows do not overlap;
-    ``"scatter"`` always.
+    ``"scatter"`` always; ``"strided_copy"`` for modes ``"set"`` and ``"add"`` where the C++
+    extension is built (on CPU: one call of a compiled strided write that touches only the
+    view's slots, in place when the storage is donated; elsewhere, and in derivatives, the XLA
+    path ``"auto"`` picks without it).
 
     ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
-    ``"block"`` for one contiguous run; ``"row_scatter"`` for rows spanning at least
+    ``"block"`` for one contiguous run; ``"strided_copy"`` where it applies, for at least
+    ``COPY_WRITE_MIN_ELEMENTS`` elements; ``"row_scatter"`` for rows spanning at least
     ``ROW_SCATTER_MIN_ROW`` elements, at least ``ROW_SCATTER_MIN_DENSITY`` of them written,
     when the values need no transpose; ``"structured"`` for a block of a grid covering at
     least ``STRUCTURED_MIN_FRACTION`` of a storage of at least ``STRUCTURED_MIN_STORAGE``
@@ -437,28 +461,53 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
       method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
     Returns:
       ``"empty"`` (a zero extent: nothing written), ``"block"``, ``"structured"``,
-      ``"row_scatter"`` or ``"scatter"``.
+      ``"row_scatter"``, ``"scatter"`` or ``"strided_copy"``.
     Raises:
       LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
     Example:
-      >>> write_plan(Layout((64,), (64,), 7), 4096), write_plan(Layout((7, 1024), (256, 1)), 2560, mode="add")
+      >>> write_plan(Layout((64,), (64,), 7), 4096), write_plan(Layout((7, 1024), (256, 1)), 2560, mode="mul")
       ('scatter', 'row_scatter')
-      >>> write_plan(Layout((512, 512), (1, 512)), 512 * 512), write_plan(Layout((3, 4), (4, 1), 2), 20)
-      ('structured', 'block')
+      >>> write_plan(Layout((512, 512), (1, 512)), 512 * 512, mode="max")
+      'structured'
+      >>> write_plan(Layout((3, 4), (4, 1), 2), 20)
+      'block'
     """
     check_choice("write", "mode", mode, MODES)
     return _plan(layout, storage_size, mode, method, "write")
 
 
-def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str):
-    path = _plan(layout, storage.shape[0], mode, method, op)
+def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str,
+           copy_kernel: bool = True):
+    path = _plan(layout, storage.shape[0], mode, method, op, copy_kernel)
     if path == "empty":
         return storage
+    if path == "strided_copy":
+        if not _copy_kernel.supports_write(storage.dtype, mode):  # XLA's write for this dtype
+            if method == "strided_copy":
+                raise LayoutError(
+                    f"{op}: method='strided_copy' writes mode 'set' for elements of 1, 2, 4, 8 or 16 bytes "
+                    f"and 'add' for float32, float64 and 32/64-bit integers, not mode {mode!r} into "
+                    f"{storage.dtype}; use method='auto'.")
+            return _lower_xla(storage, layout, values, mode=mode, overlapping=overlapping, op=op)
+        if not layout.has_static_offset:
+            _check_span(layout, storage.shape[0])
+
+        def fallback(s, lay, v):
+            return _lower_xla(s, lay, v, mode=mode, overlapping=overlapping, op=op)
+
+        return _copy_kernel.write(storage, layout, values, mode, overlapping, fallback,
+                                  index_dtype(layout, storage.shape[0], op))
     if not layout.has_static_offset:  # write the window the view lies in, then put it back
         start, window, local = dynamic_window(storage, layout)
         window = WRITES.lower(path)(window, local, canonicalize(local), values, mode, overlapping)
         return lax.dynamic_update_slice(storage, window, (start,))
     return WRITES.lower(path)(storage, layout, canonicalize(layout), values, mode, overlapping)
+
+
+def _lower_xla(storage, layout: Layout, values, *, mode: str, overlapping: bool, op: str):
+    """The ``"auto"`` write among the XLA strategies (other platforms, derivatives)."""
+    return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method="auto", op=op,
+                  copy_kernel=False)
 
 
 @functools.partial(jax.jit, static_argnames=("layout", "mode", "overlapping", "method", "op"))
@@ -494,7 +543,8 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
         (default) or ``"last"`` (the last element in row-major order wins).
       op: the name used in error messages.
       method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"block"``,
-        ``"structured"``, ``"row_scatter"``, ``"scatter"`` to force a path. Outside ``jit``,
+        ``"structured"``, ``"row_scatter"``, ``"scatter"``, ``"strided_copy"`` (CPU, modes
+        ``"set"`` and ``"add"``) to force a path. Outside ``jit``,
         ``"auto"`` uses a scatter (a ``dynamic_update_slice`` for a contiguous view)
         compiled once per view shape (no compile per layout), while a forced method
         compiles once per layout.

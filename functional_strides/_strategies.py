@@ -25,10 +25,13 @@ from ._layout import Layout
 class Need:
     """What a strategy may consult besides the canonical form: the storage's size (in
     elements; ``None`` where a read does not depend on it) and, for a write, how values
-    combine with the storage (``"set"``, ``"add"``, ...); a read has ``mode=None``."""
+    combine with the storage (``"set"``, ``"add"``, ...); a read has ``mode=None``.
+    ``copy_kernel``: whether a read may take the compiled strided copy (False: XLA ops only,
+    as on other platforms and in derivatives)."""
 
     storage_size: int | None = None
     mode: str | None = None
+    copy_kernel: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

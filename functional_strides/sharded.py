@@ -36,8 +36,7 @@ from ._checks import check_choice
 from ._collectives import Collective, collectives
 from ._errors import LayoutError, LayoutTypeError
 from ._layout import Layout, check_in_storage, is_traced
-from ._lowering import materialize
-from ._lowering import read_plan as plan_path
+from ._lowering import materialize, xla_read_plan
 from ._scatter import MODES
 from ._scatter import write as _write
 
@@ -321,9 +320,10 @@ def _read_traced(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Pa
     """The read inside a trace (``storage`` may be a tracer); output sharded as ``plan`` says."""
     if plan.strategy == "partitioner":
         # XLA partitions strided slices, reshapes and transposes (a transpose becomes one
-        # all-to-all) but all-gathers the operand of any gather: then one element gather
-        # holds the least per device
-        method = "auto" if layout.is_empty or plan_path(layout) == "structured" else "gather"
+        # all-to-all) but all-gathers the operand of any gather, or of the strided copy's
+        # custom call: then one element gather holds the least per device
+        method = "auto" if layout.is_empty else (
+            "structured" if xla_read_plan(layout) == "structured" else "gather")
         return lax.with_sharding_constraint(materialize(storage, layout, method=method), plan.out_sharding)
     storage = lax.with_sharding_constraint(storage, NamedSharding(part.mesh, P(part.axis)))
     return jax.shard_map(_halo_body(layout, plan, part), mesh=part.mesh, in_specs=P(part.axis),

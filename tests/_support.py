@@ -67,6 +67,9 @@ def import_torch() -> ModuleType:
 NATIVE_MISSING = ("the C extension functional_strides._dfs_native is not built (no C compiler when the "
                   "package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON is set); build it with "
                   "python -m pip install -e . on a machine with a C compiler")
+COPY_KERNEL_MISSING = ("the C++ extension functional_strides._copy_native is not built (no C++ compiler or "
+                       "no jaxlib headers when the package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON "
+                       "is set); build it with python -m pip install -e . on a machine with a C++ compiler")
 # Set to 1 by .ci/run: there a missing extension fails its tests instead of skipping them.
 REQUIRE_NATIVE = "FUNCTIONAL_STRIDES_REQUIRE_NATIVE"
 
@@ -76,8 +79,21 @@ def native_search() -> ModuleType:
     test with :data:`NATIVE_MISSING`; fail instead when :data:`REQUIRE_NATIVE` is ``1``."""
     from functional_strides import _dfs
 
-    if _dfs.native is None:
+    return _require(_dfs.native, NATIVE_MISSING)
+
+
+def copy_kernel() -> ModuleType:
+    """The compiled strided copy (``functional_strides._copy_kernel.native``), or skip the
+    calling test with :data:`COPY_KERNEL_MISSING`; fail instead when :data:`REQUIRE_NATIVE`
+    is ``1``."""
+    from functional_strides import _copy_kernel
+
+    return _require(_copy_kernel.native, COPY_KERNEL_MISSING)
+
+
+def _require(module: ModuleType | None, missing: str) -> ModuleType:
+    if module is None:
         if os.environ.get(REQUIRE_NATIVE) == "1":
-            pytest.fail(f"{REQUIRE_NATIVE}=1 but {NATIVE_MISSING}", pytrace=False)
-        pytest.skip(NATIVE_MISSING)
-    return _dfs.native
+            pytest.fail(f"{REQUIRE_NATIVE}=1 but {missing}", pytrace=False)
+        pytest.skip(missing)
+    return module

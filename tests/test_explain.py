@@ -17,12 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import copy_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import layouts, view_shapes
 
 import functional_strides as fs
-from functional_strides import Layout, LayoutError, ViewError, views
+from functional_strides import Layout, LayoutError, ViewError, _copy_kernel, views
 from functional_strides.__main__ import main
 from functional_strides._explain import COLUMNS, parse_layout
 
@@ -198,6 +199,14 @@ def test_strided_array_storage_and_batches():
     assert "batch_shape (2,), one item shown" in fs.explain(batch, show=False).text
 
 
+def test_read_plan_names_the_strided_copy_and_its_fallback():
+    copy_kernel()
+    text = " ".join(fs.explain(Layout((1024, 512), (1, 1024)), show=False).text.split())
+    assert ("read plan (fs.read_plan): strided_copy: a permute of 524288 >= 16384 elements: one call of "
+            "the compiled strided copy on CPU") in text
+    assert "32x32 tiles" in text and "on other platforms and in derivatives structured:" in text
+
+
 def test_large_layouts_stay_within_limits():
     x = fs.from_array(jnp.zeros(10000)).unfold(0, 64, 32)[::7]
     e = fs.explain(x, show=False)
@@ -205,7 +214,8 @@ def test_large_layouts_stay_within_limits():
     assert len(e.text.splitlines()) < 100
     assert "rows not drawn" in e.text
     big = fs.explain(Layout((1 << 12, 1 << 12), (1, 1 << 12)), show=False)
-    assert "grid and table left out" in big.text and "read plan (fs.read_plan): structured" in big.text
+    read = "strided_copy" if _copy_kernel.native is not None else "structured"
+    assert "grid and table left out" in big.text and f"read plan (fs.read_plan): {read}" in big.text
     assert big.indices.size == 0  # no per-element arrays for layouts that are not drawn
     _fits(big)
     traced = Layout((2,), (1,), jax.ShapeDtypeStruct((), jnp.int32))
@@ -399,16 +409,19 @@ def test_cute_stand_ins_agree_with_their_own_index_map(modes, nest):
 
 
 def test_read_plan_names_the_tile_loop_and_the_gather_of_few_far_rows():
-    """A large transpose over whole rows of the storage is read as a tile loop; a permute of
-    32 rows 2^17 elements apart (NCDHW->NDHWC) as one gather over the user's dims; a box that
-    must be sliced out of the storage first keeps XLA's transpose."""
+    """Among the XLA strategies (all of the plan off CPU; after the strided copy's reason on
+    CPU where it is built): a large transpose over whole rows of the storage is read as a tile
+    loop; a permute of 32 rows 2^17 elements apart (NCDHW->NDHWC) as one gather over the
+    user's dims; a box that must be sliced out of the storage first keeps XLA's transpose."""
     def said(layout, n):
         return " ".join(fs.explain(layout, storage=n, show=False).text.split())
 
+    built = _copy_kernel.native is not None
     tiles = said(Layout((4096, 4096), (1, 4096), 0), 4096 * 4096)
     assert "as a loop over tiles (16 x 1024 for a 4-byte dtype) of a batch of 1 (4096, 4096)" in tiles
     ncdhw = said(Layout((2, 32, 64, 64, 32), (4194304, 4096, 64, 1, 131072), 0), 2**23)
-    assert "read plan (fs.read_plan): gather:" in ncdhw
+    reason = "on other platforms and in derivatives gather:" if built else "read plan (fs.read_plan): gather:"
+    assert reason in ncdhw
     assert "its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw
     sliced = said(Layout((500, 1500), (1, 2048), 7), 2**22 + 3)
     assert "then a transpose back to your order of dims write plan" in sliced

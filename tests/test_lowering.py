@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import seed_cases
+from _support import copy_kernel, seed_cases
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -28,13 +28,22 @@ from functional_strides._layout import Layout
 from functional_strides._lowering import METHODS, index_dtype, materialize, read_plan
 
 PATHS = METHODS[1:]  # every forced path
+XLA_PATHS = tuple(m for m in PATHS if m != "strided_copy")  # those made of XLA ops (any platform)
+
+
+def _forced(method: str) -> str:
+    """``method``, after skipping (or, where the extension is required, failing) a test of
+    the strided copy when its extension is not built."""
+    if method == "strided_copy":
+        copy_kernel()
+    return method
 REPO = Path(__file__).parents[1]
 
 
 def applicable(layout: Layout) -> list[str]:
     """Forced paths that apply to ``layout`` (``plan`` raises LayoutError for the others)."""
     out = []
-    for method in PATHS:
+    for method in XLA_PATHS:
         try:
             read_plan(layout, method)
         except LayoutError:
@@ -141,28 +150,32 @@ def test_slicing_permutation_and_expansion_compile_without_gather(case):
 
 
 BENCHMARK_LAYOUTS = [
-    # (name, layout, storage size, path chosen by "auto")
-    ("nchw-to-nhwc", Layout((32, 56, 56, 64), (200704, 56, 1, 3136)), 32 * 64 * 56 * 56, "structured"),
-    ("transpose-4096", Layout((4096, 4096), (1, 4096)), 4096 * 4096, "structured"),
-    ("every-other-row-col", Layout((2048, 2048), (8192, 2)), 4096 * 4096, "structured"),
-    ("row-expanded", Layout((4096, 4096), (0, 1)), 4096 * 4096, "structured"),
-    ("frames-1024-256", Layout((16381, 1024), (256, 1)), 2**22, "row_gather"),
-    ("heads", Layout((16, 16, 1024, 64), (2**20, 64, 1024, 1)), 2**24, "structured"),
+    # (name, layout, storage size, path of "auto" among the XLA strategies, whether "auto"
+    # takes the strided copy instead where it is built)
+    ("nchw-to-nhwc", Layout((32, 56, 56, 64), (200704, 56, 1, 3136)), 32 * 64 * 56 * 56, "structured", True),
+    ("transpose-4096", Layout((4096, 4096), (1, 4096)), 4096 * 4096, "structured", True),
+    ("every-other-row-col", Layout((2048, 2048), (8192, 2)), 4096 * 4096, "structured", False),
+    ("row-expanded", Layout((4096, 4096), (0, 1)), 4096 * 4096, "structured", False),
+    ("frames-1024-256", Layout((16381, 1024), (256, 1)), 2**22, "row_gather", False),
+    ("heads", Layout((16, 16, 1024, 64), (2**20, 64, 1024, 1)), 2**24, "structured", True),
 ]
 
 
-@pytest.mark.parametrize(("name", "layout", "size", "path"), BENCHMARK_LAYOUTS,
+@pytest.mark.parametrize(("name", "layout", "size", "path", "copy"), BENCHMARK_LAYOUTS,
                          ids=[c[0] for c in BENCHMARK_LAYOUTS])
-def test_benchmark_layouts_plan_hlo_size_and_memory(name, layout, size, path):
-    assert read_plan(layout) == path
-    compiled = jax.jit(lambda s: materialize(s, layout)).lower(
-        jax.ShapeDtypeStruct((size,), jnp.float32)).compile()
-    text = compiled.as_text()
-    assert has_gather(text) == (path in ("row_gather", "gather"))
-    assert len(text) < 50_000
-    memory = compiled.memory_analysis()
-    if memory is not None:
-        assert memory.temp_size_in_bytes <= layout.numel * 4
+def test_benchmark_layouts_plan_hlo_size_and_memory(name, layout, size, path, copy):
+    assert lowering.xla_read_plan(layout) == path
+    built = lowering._copy_kernel.native is not None
+    assert read_plan(layout) == ("strided_copy" if copy and built else path)
+    for method in {path, read_plan(layout)}:
+        compiled = jax.jit(lambda s, m=method: materialize(s, layout, method=m)).lower(
+            jax.ShapeDtypeStruct((size,), jnp.float32)).compile()
+        text = compiled.as_text()
+        assert has_gather(text) == (method in ("row_gather", "gather"))
+        assert len(text) < 50_000
+        memory = compiled.memory_analysis()
+        if memory is not None:
+            assert memory.temp_size_in_bytes <= layout.numel * 4
 
 
 # -- eager use: no compile per layout ------------------------------------------------------
@@ -200,11 +213,13 @@ TRANSFORM_LAYOUTS = {
     "slices": Layout((5, 4), (2, 1)),
     "row_gather": Layout((5, 4), (2, 1)),
     "gather": Layout((4, 3), (2, 3)),   # (0, 1) and (3, 0)... share slots: 3 = 0 + 3, 6 = 3 * 2
+    "strided_copy": Layout((4, 3), (2, 3)),
 }
 
 
 @pytest.mark.parametrize("method", PATHS)
 def test_jit_does_not_retrace_for_equal_layouts(method):
+    _forced(method)
     layout = TRANSFORM_LAYOUTS[method]
     chex.clear_trace_counter()  # the counter is keyed on the function's code, shared by parameters
 
@@ -223,6 +238,7 @@ def test_jit_does_not_retrace_for_equal_layouts(method):
 
 @pytest.mark.parametrize("method", PATHS)
 def test_vmap_over_a_batch_of_storages(method):
+    _forced(method)
     layout = TRANSFORM_LAYOUTS[method]
     batch = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
     got = jax.vmap(lambda s: materialize(s, layout, method=method))(jnp.asarray(batch))
@@ -232,6 +248,7 @@ def test_vmap_over_a_batch_of_storages(method):
 
 @pytest.mark.parametrize("method", PATHS)
 def test_grad_through_overlapping_views(method):
+    _forced(method)
     layout = TRANSFORM_LAYOUTS[method]
     assert oracle.has_internal_overlap(layout) and read_plan(layout, method) == method
     storage = jnp.asarray(np.linspace(-1.0, 1.0, 16), jnp.float32)
@@ -340,16 +357,19 @@ def test_big_storage_with_x64_uses_int64_indices():
 def test_a_permute_of_few_rows_far_apart_is_one_gather_over_the_views_dims():
     """NCDHW->NDHWC: 32 channels, each 1024 elements apart, moved to the innermost dim: one
     gather with indices over the view's own five dims (GATHER_MAX_ROWS); NCHW->NHWC of rows
-    3136 apart (not a multiple of GATHER_ROWS_APART) and smaller permutes stay structured."""
+    3136 apart (not a multiple of GATHER_ROWS_APART) and smaller permutes stay structured.
+    (The XLA strategies' choice; on CPU the strided copy reads these where it is built.)"""
     from functional_strides import _lowering
 
     ncdhw = Layout((2, 4, 16, 16, 32), (32 * 1024, 256, 16, 1, 1024))  # (N, D, H, W, C) of NCDHW
-    assert read_plan(ncdhw) == "gather"
+    assert _lowering.xla_read_plan(ncdhw) == "gather"
     storage = np.arange(2 * 32 * 1024, dtype=np.float32)
-    text = jax.jit(lambda s: materialize(s, ncdhw)).lower(jnp.asarray(storage)).as_text()
+    text = jax.jit(lambda s: materialize(s, ncdhw, method="gather")).lower(jnp.asarray(storage)).as_text()
     assert "tensor<2x4x16x16x32xi32>" in text  # the indices, over the view's five dims
-    np.testing.assert_array_equal(np.asarray(materialize(jnp.asarray(storage), ncdhw)),
+    xla_read = jax.jit(_lowering._lower_xla, static_argnums=1)
+    np.testing.assert_array_equal(np.asarray(xla_read(jnp.asarray(storage), ncdhw)),
                                   oracle.materialize(storage, ncdhw))
     assert _lowering.GATHER_MAX_ROWS == 32 and _lowering.GATHER_ROWS_APART == 1024
-    assert read_plan(Layout((2, 56, 56, 64), (64 * 3136, 56, 1, 3136))) == "structured"
-    assert read_plan(Layout((2, 4, 16, 8, 32), (32 * 512, 128, 8, 1, 512))) == "structured"  # 2^15
+    assert _lowering.xla_read_plan(Layout((2, 56, 56, 64), (64 * 3136, 56, 1, 3136))) == "structured"
+    small = Layout((2, 4, 16, 8, 32), (32 * 512, 128, 8, 1, 512))  # 2^15 elements
+    assert _lowering.xla_read_plan(small) == "structured"

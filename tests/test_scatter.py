@@ -145,7 +145,8 @@ def test_bad_mode_and_overlap_arguments():
 
 
 def test_write_is_one_scatter_with_in_graph_indices():
-    view = fs.from_array(jnp.zeros((64, 64))).t()[::2]
+    # 512 elements: below COPY_WRITE_MIN_ELEMENTS, so XLA's scatter on every platform
+    view = fs.from_array(jnp.zeros((32, 32))).t()[::2]
     hlo = jax.jit(lambda s, v: StridedArray(s, view.layout).at[...].set(v).storage).lower(
         view.storage, jnp.ones(view.shape)).compile().as_text()
     assert len(re.findall(r"= \S+ scatter\(", hlo)) == 1, hlo

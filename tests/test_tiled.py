@@ -1,6 +1,8 @@
 """Tests of the cache-tiled transpose (functional_strides._tiled): which permutes it takes,
 values against NumPy's transpose (edges included), the structured read through it against
-the oracle, its HLO (a loop, no gather, no temporary beyond the output) and its gradient."""
+the oracle, its HLO (a loop, no gather, no temporary beyond the output) and its gradient. The
+loop is part of the XLA structured read (``method="structured"``, and "auto" off CPU or where
+the strided copy is not built)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from functional_strides import _tiled, oracle, views
 from functional_strides._layout import Layout
-from functional_strides._lowering import materialize, read_plan
+from functional_strides._lowering import materialize, xla_read_plan
 
 _GATHER_OP = re.compile(r"=\s*\S+\s+gather\(")
 
@@ -108,8 +110,9 @@ def test_every_permute_of_rank_4_with_edges(small_tiles):
 def test_structured_read_through_tiles_equals_oracle(small_tiles, rows, cols, offset, step):
     layout = views.t(Layout((rows, (cols + step - 1) // step), (cols, step), offset))
     storage = np.arange(offset + rows * cols + 3, dtype=np.float32)
-    assert read_plan(layout) == "structured"
-    compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
+    assert xla_read_plan(layout) == "structured"
+    compiled = jax.jit(lambda s: materialize(s, layout, method="structured")).lower(
+        jnp.asarray(storage)).compile()
     assert not _GATHER_OP.search(compiled.as_text())
     np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
                                   oracle.materialize(storage, layout))
@@ -117,7 +120,7 @@ def test_structured_read_through_tiles_equals_oracle(small_tiles, rows, cols, of
 
 def test_large_transpose_is_a_loop_without_gather_or_temporary():
     layout = views.t(Layout.contiguous((512, 512)))
-    compiled = jax.jit(lambda s: materialize(s, layout)).lower(
+    compiled = jax.jit(lambda s: materialize(s, layout, method="structured")).lower(
         jax.ShapeDtypeStruct((512 * 512,), jnp.float32)).compile()
     text = compiled.as_text()
     assert " while(" in text and not _GATHER_OP.search(text)
@@ -155,7 +158,8 @@ def test_flipped_transposes_are_one_loop_without_temporary(layout):
     """A large transpose of a reversed view reverses each tile in cache: one loop, no gather,
     no temporary (the rev once ran over the loop's output, a temporary the size of it)."""
     storage = np.arange(2**22, dtype=np.float32)
-    compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
+    compiled = jax.jit(lambda s: materialize(s, layout, method="structured")).lower(
+        jnp.asarray(storage)).compile()
     text = compiled.as_text()
     assert " while(" in text and not _GATHER_OP.search(text)
     assert compiled.memory_analysis().temp_size_in_bytes <= 1024
@@ -174,7 +178,8 @@ def test_offsets_and_edges_stay_in_place(extra):
     (fused with the slice) is kept: no loop, no temporary."""
     layout = Layout((500, 1500), (1, 2048), 7)
     storage = np.arange(2**22 + extra, dtype=np.float32)
-    compiled = jax.jit(lambda s: materialize(s, layout)).lower(jnp.asarray(storage)).compile()
+    compiled = jax.jit(lambda s: materialize(s, layout, method="structured")).lower(
+        jnp.asarray(storage)).compile()
     assert (" while(" in compiled.as_text()) == (extra == 0)
     assert compiled.memory_analysis().temp_size_in_bytes <= 1024
     np.testing.assert_array_equal(np.asarray(compiled(jnp.asarray(storage))),
@@ -192,7 +197,7 @@ def test_traced_offset_and_gradient_through_tiles(small_tiles):
     got = jax.jit(read)(storage, jnp.int32(2))
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(np.asarray(storage), layout))
     w = jnp.arange(30.0).reshape(6, 5)
-    grad = jax.grad(lambda s: jnp.sum(materialize(s, layout) * w))(storage)
+    grad = jax.grad(lambda s: jnp.sum(materialize(s, layout, method="structured") * w))(storage)
     want = np.zeros(40)
     np.add.at(want, layout.indices().reshape(-1), np.asarray(w).reshape(-1))
     np.testing.assert_array_equal(np.asarray(grad), want)

@@ -1,0 +1,246 @@
+"""The ``"strided_copy"`` read: a view materialised by one strided copy on XLA:CPU.
+
+XLA has no strided copy: a permute is its ``transpose`` emitter, which walks the output in
+order and reads the input a cache line per element, and a tile loop written in XLA ops runs
+on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
+jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
+handler: the output written once in row-major order, the last dim as ``memcpy`` where it is
+contiguous, 32x32-element cache tiles where the last dim jumps a cache line per element and
+another dim runs through memory, chunks of the output spread over XLA's intra-op threads.
+
+The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
+32/64-bit integers), updating only the view's slots, in place where the storage is donated
+(``input_output_aliases``).
+
+In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
+(``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a
+read is linear in the storage), and under ``vmap`` the XLA lowering runs, vmapped
+(``jax.custom_batching.custom_vmap``), since XLA's partitioner can split a batched program
+of XLA ops across devices along the batch but not a custom call. The offset is an operand,
+clamped like ``lax.dynamic_slice`` clamps (:func:`functional_strides._lowering.dynamic_window`),
+so a traced offset costs no window copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from types import ModuleType
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._layout import Layout
+
+__all__ = ["TARGET", "WRITE_TARGET", "coalesced", "native", "read", "supports", "supports_write", "write"]
+
+#: The FFI target names the handlers are registered under (platform ``"cpu"``).
+TARGET = "functional_strides_strided_copy"
+WRITE_TARGET = "functional_strides_strided_write"
+
+#: Element sizes (bytes) the handler copies.
+ITEMSIZES = (1, 2, 4, 8, 16)
+
+
+def _load_native() -> ModuleType | None:
+    """The extension with its handler registered, or None when it is not built or
+    ``FUNCTIONAL_STRIDES_PURE_PYTHON`` is set (the XLA lowering then reads every view)."""
+    if os.environ.get("FUNCTIONAL_STRIDES_PURE_PYTHON"):
+        return None
+    try:
+        from . import _copy_native
+    except ImportError:
+        return None
+    jax.ffi.register_ffi_target(TARGET, _copy_native.strided_copy(), platform="cpu")
+    jax.ffi.register_ffi_target(WRITE_TARGET, _copy_native.strided_write(), platform="cpu")
+    return _copy_native
+
+
+native = _load_native()
+
+
+def supports(dtype) -> bool:
+    """Whether the handler is built and copies elements of ``dtype``: 1, 2, 4, 8 or 16 whole
+    bytes (not the packed sub-byte types such as ``int4``)."""
+    dtype = np.dtype(dtype)
+    if jnp.issubdtype(dtype, jnp.integer):
+        bits = jnp.iinfo(dtype).bits
+    elif jnp.issubdtype(dtype, jnp.floating):
+        bits = jnp.finfo(dtype).bits
+    else:
+        bits = dtype.itemsize * 8
+    return native is not None and dtype.itemsize in ITEMSIZES and bits == dtype.itemsize * 8
+
+
+#: The write handler's ``mode`` attribute for ``"set"`` (any dtype :func:`supports`) and for
+#: ``"add"`` by the dtypes it adds (the integers as unsigned ones of their width, which wrap
+#: as two's complement does).
+_WRITE_MODES = {"set": 0}
+_ADD_MODES = {"float32": 1, "float64": 2, "int32": 3, "uint32": 3, "int64": 4, "uint64": 4}
+
+
+def supports_write(dtype, mode: str) -> bool:
+    """Whether the write handler is built and writes ``mode`` (``"set"``, or ``"add"`` of
+    float32, float64 and 32- or 64-bit integers) into a storage of ``dtype``."""
+    if mode == "set":
+        return supports(dtype)
+    return mode == "add" and native is not None and np.dtype(dtype).name in _ADD_MODES
+
+
+def _write_mode(dtype, mode: str) -> int:
+    return _WRITE_MODES[mode] if mode == "set" else _ADD_MODES[np.dtype(dtype).name]
+
+
+def coalesced(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(sizes, strides)`` of a view with its size-1 dims dropped and each dim merged into
+    the one before it where the two run as one (``stride[k] == stride[k+1] * size[k+1]``),
+    in the user's order: the same elements in the same row-major order.
+
+    >>> coalesced((2, 1, 3, 4), (12, 99, 4, 1))
+    ((24,), (1,))
+    >>> coalesced((4, 4), (1, 4))
+    ((4, 4), (1, 4))
+    """
+    sizes: list[int] = []
+    out: list[int] = []
+    for n, s in zip(shape, strides, strict=True):
+        if n == 1:
+            continue
+        if sizes and out[-1] == s * n:
+            sizes[-1] *= n
+            out[-1] = s
+        else:
+            sizes.append(n)
+            out.append(s)
+    return tuple(sizes), tuple(out)
+
+
+def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+         strides: tuple[int, ...]) -> jax.Array:
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype))
+    return call(storage, offset, **_view_attrs(shape, strides))
+
+
+def _unbatched(call: Callable[..., jax.Array],
+               fallback: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``call`` where no ``vmap`` is applied to it; under ``vmap``, ``fallback`` vmapped.
+
+    A batched program is one XLA's partitioner may split across devices along the batch
+    (a batched storage sharded by items): it can split XLA's own ops there, but would gather
+    every operand of a custom call onto each device."""
+    @jax.custom_batching.custom_vmap
+    def run(*args):
+        return call(*args)
+
+    @run.def_vmap
+    def _batched(axis_size, in_batched, *args):
+        axes = tuple(0 if b else None for b in in_batched)
+        return jax.vmap(fallback, in_axes=axes, axis_size=axis_size)(*args), True
+
+    return run
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
+def _read(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...], strides: tuple[int, ...],
+          fallback: Callable[[jax.Array, Layout], jax.Array]) -> jax.Array:
+    def xla(s, o):
+        return fallback(s, Layout(shape, strides, o))
+
+    return lax.platform_dependent(
+        storage, offset, cpu=_unbatched(lambda s, o: _ffi(s, o, shape, strides), xla), default=xla)
+
+
+@_read.defjvp
+def _read_jvp(shape, strides, fallback, primals, tangents):
+    storage, offset = primals
+    t_storage, _ = tangents
+    tangent = fallback(t_storage, Layout(shape, strides, offset))  # linear in the storage
+    return _read(storage, offset, shape, strides, fallback), tangent
+
+
+def _view_attrs(shape: tuple[int, ...], strides: tuple[int, ...]) -> dict:
+    sizes, steps = coalesced(shape, strides)
+    below = sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
+    reach = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True)) + 1
+    return {"sizes": np.asarray(sizes, np.int64), "strides": np.asarray(steps, np.int64),
+            "below": np.int64(below), "reach": np.int64(reach)}
+
+
+def _offset(layout: Layout, offset_dtype) -> jax.Array:
+    offset = jnp.asarray(layout.offset)
+    if offset.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        offset = offset.astype(offset_dtype)
+    return offset
+
+
+def _write_ffi(storage, values, offset, shape, strides, mode, serial):
+    call = jax.ffi.ffi_call(WRITE_TARGET, jax.ShapeDtypeStruct(storage.shape, storage.dtype),
+                            input_output_aliases={0: 0})
+    return call(storage, values, offset, **_view_attrs(shape, strides),
+                mode=np.int64(_write_mode(storage.dtype, mode)), serial=serial)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4, 5, 6, 7))
+def _write(storage, values, offset, shape, strides, mode, serial, fallback):
+    def xla(s, v, o):
+        return fallback(s, Layout(shape, strides, o), v)
+
+    return lax.platform_dependent(
+        storage, values, offset,
+        cpu=_unbatched(lambda s, v, o: _write_ffi(s, v, o, shape, strides, mode, serial), xla), default=xla)
+
+
+@_write.defjvp
+def _write_jvp(shape, strides, mode, serial, fallback, primals, tangents):
+    storage, values, offset = primals
+    t_storage, t_values, _ = tangents
+    _, tangent = jax.jvp(lambda s, v: fallback(s, Layout(shape, strides, offset), v),
+                         (storage, values), (t_storage, t_values))
+    return _write(storage, values, offset, shape, strides, mode, serial, fallback), tangent
+
+
+def write(storage: jax.Array, layout: Layout, values: jax.Array, mode: str, overlapping: bool,
+          fallback: Callable[[jax.Array, Layout, jax.Array], jax.Array], offset_dtype) -> jax.Array:
+    """``storage`` with ``values`` set or added through ``layout`` by the strided-write
+    handler on CPU, in place where the storage's buffer is donated.
+
+    Args:
+      storage: 1-D array of ``n`` elements; ``supports_write(storage.dtype, mode)``.
+      layout: a non-empty view spanning at most ``n`` elements; a traced offset is clamped
+        as :func:`read` clamps it.
+      values: the values, broadcastable to ``layout.shape``, of the storage's dtype.
+      mode: ``"set"`` or ``"add"``.
+      overlapping: whether elements of the view share slots: the handler then writes on one
+        thread in row-major order (the last element wins a ``"set"``).
+      fallback: ``fallback(storage, layout, values)``, the XLA write, for other platforms
+        and for the derivative.
+      offset_dtype: as for :func:`read`.
+    Returns:
+      The new storage (aliased to ``storage``'s buffer: XLA copies it first unless donated).
+    """
+    values = jnp.broadcast_to(values, layout.shape)
+    return _write(storage, values, _offset(layout, offset_dtype), tuple(layout.shape), tuple(layout.strides),
+                  mode, overlapping, fallback)
+
+
+def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layout], jax.Array],
+         offset_dtype) -> jax.Array:
+    """``out[i] = storage[layout(*i)]`` by the strided-copy handler on CPU.
+
+    Args:
+      storage: 1-D array of ``n`` elements whose dtype :func:`supports`.
+      layout: a non-empty view (strides and offset in elements) spanning at most ``n``
+        elements; a static offset is checked by the caller, a traced one is clamped into
+        ``[0, n - span - 1]`` at its lowest index (as ``lax.dynamic_slice`` clamps).
+      fallback: ``fallback(storage, layout)``, the XLA lowering, for other platforms and
+        for the derivative.
+      offset_dtype: the index dtype (int32, or int64 past int32) an offset that is not an
+        int32 or int64 array already is passed in (an int64 offset is not narrowed, so that
+        one past int32 clamps instead of wrapping).
+    Returns:
+      The dense row-major array of shape ``layout.shape`` and the storage's dtype.
+    """
+    return _read(storage, _offset(layout, offset_dtype), tuple(layout.shape), tuple(layout.strides), fallback)

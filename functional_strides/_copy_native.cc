@@ -1,0 +1,537 @@
+// A strided copy and a strided write for XLA:CPU, called from jitted programs through XLA's
+// FFI: the dense row-major array of a view, out[i] = storage[base + sum_k i_k * stride_k], in
+// one pass over the output, and its reverse, storage[...] = values[i] (or += values[i]), in
+// place, split across XLA's intra-op threads. It is the loop PyTorch and NumPy copy with,
+// plus cache tiles for transposes, which XLA's own transpose emitter lacks.
+//
+// Operands: the 1-D storage (any dtype of 1, 2, 4, 8 or 16 bytes) and the offset (an int32
+// or int64 scalar); a write also takes the values, dense in the view's shape, and returns the
+// storage (aliased to it) updated through the view. Attributes: `sizes` and `strides`
+// (int64, elements), the view with its dims coalesced and size-1 dims dropped; `below`,
+// sum((n-1)*s for s < 0); `reach`, the elements the view spans. The start of the view's
+// span, offset + below, is clamped into [0, n - reach], as lax.dynamic_slice clamps.
+//
+// The dense array is visited once, in row-major order within blocks:
+//   * a plain block is the last dim: a memcpy when its stride is 1, a fill when 0, else a
+//     strided loop;
+//   * a tile block, when the last dim's stride jumps a cache line per element and another
+//     dim runs through memory, is 32 x 32 elements of those two dims, moved through a
+//     buffer in L1 along the running dim on the view's side and along the last on the dense
+//     side, so each cache line on either side is moved whole (a write through a view whose
+//     elements share slots takes plain blocks only, on one thread, in row-major order).
+// Blocks are numbered in the order of the output; chunks of consecutive blocks are claimed
+// from an atomic counter by the calling thread and by tasks on XLA's intra-op pool, so a
+// thread waits only for chunks another thread is running.
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <xmmintrin.h>
+#endif
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+constexpr int64_t kRows = 32;  // a tile's extent along the running dim (output rows)
+constexpr int64_t kCols = 32;  // a tile's extent along the last dim (output columns)
+constexpr int64_t kLineBytes = 64;               // a cache line
+constexpr int64_t kChunkBytes = int64_t{1} << 18;  // output bytes per claimed chunk
+constexpr int kMaxRank = 64;
+
+struct U128 {
+  uint64_t lo, hi;
+};
+
+// The blocks of one view over one storage item, numbered in output order.
+struct Plan {
+  int64_t es = 0;              // bytes per element
+  bool tiled = false;
+  int64_t n_last = 0;          // the last dim's extent
+  int64_t piece = 0;           // plain: elements of the last dim per block (long rows split)
+  int64_t s_last = 0;          // the last dim's input stride
+  int64_t t_size = 0, t_in = 0, t_out = 0;  // tiled: the running dim (extent, strides)
+  int rank = 0;                // dims of the block counter (outer dims, then tile counters)
+  int64_t count[kMaxRank];     // extent of each counter
+  int64_t in_step[kMaxRank];   // input elements per step of each counter
+  int64_t out_step[kMaxRank];  // output elements per step of each counter
+  int64_t blocks = 1;          // product of count
+  int64_t block_bytes = 0;     // output bytes of a whole block
+};
+
+// serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
+// slots.
+Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool serial) {
+  Plan p;
+  p.es = es;
+  if (rank == 0) {  // one element: one block of one piece
+    p.n_last = p.piece = 1;
+    p.count[0] = 1;
+    p.in_step[0] = p.out_step[0] = 0;
+    p.rank = 1;
+    p.block_bytes = es;
+    return p;
+  }
+  std::vector<int64_t> out_stride(rank);
+  int64_t acc = 1;
+  for (int64_t k = rank - 1; k >= 0; --k) {
+    out_stride[k] = acc;
+    acc *= sizes[k];
+  }
+  const int64_t d = rank - 1;
+  const int64_t jump = strides[d] < 0 ? -strides[d] : strides[d];
+  int64_t t = -1;
+  if (!serial && jump * es >= kLineBytes && sizes[d] >= 4) {
+    for (int64_t k = 0; k < d; ++k) {
+      const int64_t s = strides[k] < 0 ? -strides[k] : strides[k];
+      if (sizes[k] >= 4 && s * es * 4 <= kLineBytes && s < jump &&
+          (t < 0 || s < (strides[t] < 0 ? -strides[t] : strides[t]))) {
+        t = k;
+      }
+    }
+  }
+  p.s_last = strides[d];
+  for (int64_t k = 0; k < d; ++k) {
+    if (k == t) continue;
+    p.count[p.rank] = sizes[k];
+    p.in_step[p.rank] = strides[k];
+    p.out_step[p.rank] = out_stride[k];
+    ++p.rank;
+  }
+  if (t >= 0) {
+    p.tiled = true;
+    p.t_size = sizes[t];
+    p.t_in = strides[t];
+    p.t_out = out_stride[t];
+    p.count[p.rank] = (sizes[t] + kRows - 1) / kRows;
+    p.in_step[p.rank] = kRows * strides[t];
+    p.out_step[p.rank] = kRows * out_stride[t];
+    ++p.rank;
+    p.count[p.rank] = (sizes[d] + kCols - 1) / kCols;
+    p.in_step[p.rank] = kCols * strides[d];
+    p.out_step[p.rank] = kCols;
+    ++p.rank;
+    p.n_last = sizes[d];
+    p.block_bytes = kRows * kCols * es;
+  } else {
+    p.n_last = sizes[d];
+    p.piece = std::min(sizes[d], std::max<int64_t>(1, kChunkBytes / es));
+    p.count[p.rank] = (sizes[d] + p.piece - 1) / p.piece;
+    p.in_step[p.rank] = p.piece * strides[d];
+    p.out_step[p.rank] = p.piece;
+    ++p.rank;
+    p.block_bytes = p.piece * es;
+  }
+  for (int i = 0; i < p.rank; ++i) p.blocks *= p.count[i];
+  return p;
+}
+
+template <typename T>
+void PlainBlock(const T* in, T* out, int64_t n, int64_t s) {
+  if (s == 1) {
+    std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
+  } else if (s == 0) {
+    const T v = *in;
+    for (int64_t i = 0; i < n; ++i) out[i] = v;
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i * s];
+  }
+}
+
+// The buffer of a whole tile whose columns are contiguous runs of the input, forwards or
+// backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of 4-byte elements, 2x2
+// of 8-byte ones (SSE2, part of every x86-64). False where it does not apply; the caller then
+// copies element by element.
+template <typename T>
+bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t) {
+  return false;
+}
+
+#if defined(__SSE2__)
+template <>
+bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, int64_t row_in,
+                 int64_t col_in) {
+  if ((row_in != 1 && row_in != -1) || rows != kRows || cols != kCols) return false;
+  const bool back = row_in < 0;
+  for (int64_t b = 0; b < kCols; b += 4) {
+    const float* c0 = reinterpret_cast<const float*>(in + b * col_in);
+    const float* c1 = c0 + col_in;
+    const float* c2 = c1 + col_in;
+    const float* c3 = c2 + col_in;
+    for (int64_t a = 0; a < kRows; a += 4) {
+      const int64_t at = back ? -a - 3 : a;  // the lowest address of elements a..a+3
+      __m128 r0 = _mm_loadu_ps(c0 + at), r1 = _mm_loadu_ps(c1 + at);
+      __m128 r2 = _mm_loadu_ps(c2 + at), r3 = _mm_loadu_ps(c3 + at);
+      if (back) {  // element a is the highest of the four
+        r0 = _mm_shuffle_ps(r0, r0, 0x1B);
+        r1 = _mm_shuffle_ps(r1, r1, 0x1B);
+        r2 = _mm_shuffle_ps(r2, r2, 0x1B);
+        r3 = _mm_shuffle_ps(r3, r3, 0x1B);
+      }
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      float* dst = reinterpret_cast<float*>(buf + a * kCols + b);
+      _mm_store_ps(dst, r0);
+      _mm_store_ps(dst + kCols, r1);
+      _mm_store_ps(dst + 2 * kCols, r2);
+      _mm_store_ps(dst + 3 * kCols, r3);
+    }
+  }
+  return true;
+}
+
+template <>
+bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t cols, int64_t row_in,
+                 int64_t col_in) {
+  if ((row_in != 1 && row_in != -1) || rows != kRows || cols != kCols) return false;
+  const bool back = row_in < 0;
+  for (int64_t b = 0; b < kCols; b += 2) {
+    const double* c0 = reinterpret_cast<const double*>(in + b * col_in);
+    const double* c1 = c0 + col_in;
+    for (int64_t a = 0; a < kRows; a += 2) {
+      const int64_t at = back ? -a - 1 : a;
+      __m128d r0 = _mm_loadu_pd(c0 + at), r1 = _mm_loadu_pd(c1 + at);
+      if (back) {
+        r0 = _mm_shuffle_pd(r0, r0, 1);
+        r1 = _mm_shuffle_pd(r1, r1, 1);
+      }
+      double* dst = reinterpret_cast<double*>(buf + a * kCols + b);
+      _mm_store_pd(dst, _mm_unpacklo_pd(r0, r1));
+      _mm_store_pd(dst + kCols, _mm_unpackhi_pd(r0, r1));
+    }
+  }
+  return true;
+}
+#endif
+
+// Data movement only: float and double tiles move as the integers of their width.
+template <>
+bool TransposeIn(const float* in, float* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in) {
+  return TransposeIn(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(buf), rows, cols,
+                     row_in, col_in);
+}
+
+template <>
+bool TransposeIn(const double* in, double* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in) {
+  return TransposeIn(reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(buf), rows, cols,
+                     row_in, col_in);
+}
+
+// A tile: output rows a (the running dim) by columns b (the last dim). Each column b is a
+// short run of the input (row_in apart, a few bytes) and each row a a run of the output: both
+// are moved whole through a buffer in L1, so no line is fetched twice however the input's
+// columns alias in the caches (rows 4 KiB apart map to the same cache sets).
+template <typename T>
+void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, int64_t row_out,
+               int64_t col_in) {
+  alignas(64) T buf[kRows * kCols];  // buf[a * kCols + b]: the tile in output order
+  if (!TransposeIn(in, buf, rows, cols, row_in, col_in)) {
+    for (int64_t b = 0; b < cols; ++b) {
+      const T* src = in + b * col_in;
+      for (int64_t a = 0; a < rows; ++a) buf[a * kCols + b] = src[a * row_in];
+    }
+  }
+  for (int64_t a = 0; a < rows; ++a) {
+    std::memcpy(out + a * row_out, buf + a * kCols, static_cast<size_t>(cols) * sizeof(T));
+  }
+}
+
+// A read: the dense output from the view.
+template <typename T>
+struct Read {
+  static void Plain(const T* view, T* dense, int64_t n, int64_t s) { PlainBlock(view, dense, n, s); }
+  static void Tile(const T* view, T* dense, int64_t rows, int64_t cols, int64_t t_in, int64_t t_out,
+                   int64_t s_last) {
+    TileBlock(view, dense, rows, cols, t_in, t_out, s_last);
+  }
+};
+
+// A write: view = Op(view, dense), for Op = Set (any element, moved as bytes) or Add (T the
+// arithmetic type: float, double, or the unsigned integer of the width, which wraps as
+// two's complement does).
+struct Set {
+  template <typename T>
+  static T Apply(T, T value) {
+    return value;
+  }
+};
+
+struct Add {
+  template <typename T>
+  static T Apply(T old, T value) {
+    return old + value;
+  }
+};
+
+template <typename T, typename Op>
+struct Write {
+  static void Plain(T* view, const T* dense, int64_t n, int64_t s) {
+    if (s == 1 && std::is_same_v<Op, Set>) {
+      std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) view[i * s] = Op::Apply(view[i * s], dense[i]);
+  }
+  // Output rows a of the dense tile are read whole into a buffer, transposed so that each
+  // column b of the view (a run along the running dim) is written whole.
+  static void Tile(T* view, const T* dense, int64_t rows, int64_t cols, int64_t t_in, int64_t t_out,
+                   int64_t s_last) {
+    alignas(64) T buf[kRows * kCols];  // buf[b * kRows + a]: the tile in the view's order
+    static_assert(kRows == kCols, "the tile is transposed both ways with one buffer pitch");
+    if (!TransposeIn(dense, buf, cols, rows, 1, t_out)) {
+      for (int64_t a = 0; a < rows; ++a) {
+        for (int64_t b = 0; b < cols; ++b) buf[b * kRows + a] = dense[a * t_out + b];
+      }
+    }
+    for (int64_t b = 0; b < cols; ++b) {
+      T* dst = view + b * s_last;
+      const T* src = buf + b * kRows;
+      for (int64_t a = 0; a < rows; ++a) dst[a * t_in] = Op::Apply(dst[a * t_in], src[a]);
+    }
+  }
+};
+
+// Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)
+// and whose dense array starts at dense; Mover reads or writes each block.
+template <typename Mover, typename V, typename D>
+void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
+  int64_t idx[kMaxRank];
+  int64_t in_off = 0, out_off = 0;
+  int64_t rest = lo;
+  for (int i = p.rank - 1; i >= 0; --i) {
+    idx[i] = rest % p.count[i];
+    rest /= p.count[i];
+    in_off += idx[i] * p.in_step[i];
+    out_off += idx[i] * p.out_step[i];
+  }
+  const int tr = p.rank - 2;  // tiled: the tile counters of the running dim and the last dim
+  const int pr = p.rank - 1;  // plain: the piece counter of the last dim
+  for (int64_t blk = lo; blk < hi; ++blk) {
+    if (p.tiled) {
+      const int64_t rows = std::min(kRows, p.t_size - idx[tr] * kRows);
+      const int64_t cols = std::min(kCols, p.n_last - idx[tr + 1] * kCols);
+      Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last);
+    } else {
+      Mover::Plain(view + in_off, dense + out_off, std::min(p.piece, p.n_last - idx[pr] * p.piece), p.s_last);
+    }
+    for (int i = p.rank - 1; i >= 0; --i) {  // next block: an odometer over the counters
+      in_off += p.in_step[i];
+      out_off += p.out_step[i];
+      if (++idx[i] < p.count[i]) break;
+      in_off -= p.count[i] * p.in_step[i];
+      out_off -= p.count[i] * p.out_step[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+// How a call moves elements: a read, a write that sets, or a write that adds elements of an
+// arithmetic type (the "mode" attribute of the write handler).
+enum Kind : int64_t { kRead = -1, kSet = 0, kAddF32 = 1, kAddF64 = 2, kAddI32 = 3, kAddI64 = 4 };
+
+template <typename T>
+void Cast(Kind kind, const Plan& p, char* view, char* dense, int64_t lo, int64_t hi) {
+  if (kind == kRead) {
+    RunBlocks<Read<T>>(p, reinterpret_cast<const T*>(view), reinterpret_cast<T*>(dense), lo, hi);
+  } else {
+    RunBlocks<Write<T, Set>>(p, reinterpret_cast<T*>(view), reinterpret_cast<const T*>(dense), lo, hi);
+  }
+}
+
+void RunBytes(Kind kind, const Plan& p, char* view, char* dense, int64_t lo, int64_t hi) {
+  switch (kind) {
+    case kAddF32:
+      return RunBlocks<Write<float, Add>>(p, reinterpret_cast<float*>(view), reinterpret_cast<const float*>(dense),
+                                          lo, hi);
+    case kAddF64:
+      return RunBlocks<Write<double, Add>>(p, reinterpret_cast<double*>(view),
+                                           reinterpret_cast<const double*>(dense), lo, hi);
+    case kAddI32:
+      return RunBlocks<Write<uint32_t, Add>>(p, reinterpret_cast<uint32_t*>(view),
+                                             reinterpret_cast<const uint32_t*>(dense), lo, hi);
+    case kAddI64:
+      return RunBlocks<Write<uint64_t, Add>>(p, reinterpret_cast<uint64_t*>(view),
+                                             reinterpret_cast<const uint64_t*>(dense), lo, hi);
+    default:
+      break;
+  }
+  switch (p.es) {
+    case 1: return Cast<uint8_t>(kind, p, view, dense, lo, hi);
+    case 2: return Cast<uint16_t>(kind, p, view, dense, lo, hi);
+    case 4: return Cast<uint32_t>(kind, p, view, dense, lo, hi);
+    case 8: return Cast<uint64_t>(kind, p, view, dense, lo, hi);
+    default: return Cast<U128>(kind, p, view, dense, lo, hi);
+  }
+}
+
+// The work of one call, shared with the pool's tasks (which may start after the call ends:
+// then they find no chunk left and only drop their reference).
+struct Work {
+  Kind kind = kRead;
+  Plan plan;
+  char* view = nullptr;   // where the view starts in its storage (the offset applied)
+  char* dense = nullptr;  // the dense array
+  int64_t per_chunk = 1;  // blocks per chunk
+  int64_t chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  void Drain() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      const int64_t lo = c * per_chunk;
+      RunBytes(kind, plan, view, dense, lo, std::min(plan.blocks, lo + per_chunk));
+      if (done.fetch_add(1) + 1 == chunks) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
+      }
+    }
+  }
+};
+
+int64_t OffsetAt(const ffi::AnyBuffer& offset) {
+  if (offset.element_type() == ffi::DataType::S64) {
+    return *static_cast<const int64_t*>(offset.untyped_data());
+  }
+  return *static_cast<const int32_t*>(offset.untyped_data());
+}
+
+// One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
+// `dense_base` the dense array of the view's shape, `serial` a write through a view whose
+// elements share slots: one thread, in row-major order (the last write wins).
+ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
+                  ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
+                  ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t below,
+                  int64_t reach, bool serial) {
+  if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) {
+    return ffi::Error::InvalidArgument(std::string(what) + ": element size must be 1, 2, 4, 8 or 16 bytes");
+  }
+  if (sizes.size() != strides.size() || static_cast<int64_t>(sizes.size()) > kMaxRank - 2) {
+    return ffi::Error::InvalidArgument(std::string(what) + ": sizes and strides must have one rank, at most 62");
+  }
+  if ((offset.element_type() != ffi::DataType::S32 && offset.element_type() != ffi::DataType::S64) ||
+      !offset.dimensions().empty()) {
+    return ffi::Error::InvalidArgument(std::string(what) + ": the offset must be an int32 or int64 scalar");
+  }
+  if (sdims.size() != 1) {
+    return ffi::Error::InvalidArgument(std::string(what) + ": the storage must be 1-D");
+  }
+  const int64_t n = sdims[0];
+  if (reach > n || reach < 1) {
+    return ffi::Error::InvalidArgument(std::string(what) + ": the view spans more elements than the storage holds");
+  }
+  auto work = std::make_shared<Work>();
+  work->kind = kind;
+  work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, serial);
+  const Plan& plan = work->plan;
+  const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
+  work->view = view_base + (start - below) * es;
+  work->dense = dense_base;
+  work->per_chunk = serial ? plan.blocks
+                           : std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, plan.block_bytes));
+  work->chunks = (plan.blocks + work->per_chunk - 1) / work->per_chunk;
+  if (work->chunks == 0) return ffi::Error::Success();
+  const int64_t helpers = serial ? 0 : std::min<int64_t>(pool.num_threads(), work->chunks) - 1;
+  for (int64_t h = 0; h < helpers; ++h) {
+    pool.Schedule([work] { work->Drain(); });
+  }
+  work->Drain();
+  std::unique_lock<std::mutex> lock(work->mu);
+  work->cv.wait(lock, [&] { return work->done.load() == work->chunks; });
+  return ffi::Error::Success();
+}
+
+int64_t ElementBytes(const ffi::AnyBuffer& buffer) {
+  return static_cast<int64_t>(ffi::ByteWidth(buffer.element_type()));
+}
+
+ffi::Error StridedCopy(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer offset,
+                       ffi::Result<ffi::AnyBuffer> out, ffi::Span<const int64_t> sizes,
+                       ffi::Span<const int64_t> strides, int64_t below, int64_t reach) {
+  return Launch(pool, kRead, "strided_copy", static_cast<char*>(storage.untyped_data()), storage.dimensions(),
+                ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset, sizes, strides, below,
+                reach, false);
+}
+
+// The write: the output is the storage (aliased to it by the caller), updated in place.
+ffi::Error StridedWrite(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer values,
+                        ffi::AnyBuffer offset, ffi::Result<ffi::AnyBuffer> out, ffi::Span<const int64_t> sizes,
+                        ffi::Span<const int64_t> strides, int64_t below, int64_t reach, int64_t mode,
+                        bool serial) {
+  if (mode < kSet || mode > kAddI64) {
+    return ffi::Error::InvalidArgument("strided_write: unknown mode");
+  }
+  char* target = static_cast<char*>(out->untyped_data());
+  if (target != storage.untyped_data()) {  // not aliased: start from a copy of the storage
+    std::memcpy(target, storage.untyped_data(), storage.size_bytes());
+  }
+  return Launch(pool, static_cast<Kind>(mode), "strided_write", target, out->dimensions(), ElementBytes(storage),
+                static_cast<char*>(values.untyped_data()), offset, sizes, strides, below, reach, serial);
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopy, StridedCopy,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<ffi::Span<const int64_t>>("sizes")
+                                  .Attr<ffi::Span<const int64_t>>("strides")
+                                  .Attr<int64_t>("below")
+                                  .Attr<int64_t>("reach"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedWrite, StridedWrite,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<ffi::Span<const int64_t>>("sizes")
+                                  .Attr<ffi::Span<const int64_t>>("strides")
+                                  .Attr<int64_t>("below")
+                                  .Attr<int64_t>("reach")
+                                  .Attr<int64_t>("mode")
+                                  .Attr<bool>("serial"));
+
+// The Python module: strided_copy() and strided_write() return the handlers as capsules, for
+// jax.ffi.register_ffi_target.
+static PyObject* CopyCapsule(PyObject*, PyObject*) {
+  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedCopy), nullptr, nullptr);
+}
+
+static PyObject* WriteCapsule(PyObject*, PyObject*) {
+  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedWrite), nullptr, nullptr);
+}
+
+static PyMethodDef kMethods[] = {
+    {"strided_copy", CopyCapsule, METH_NOARGS,
+     "strided_copy() -> capsule: the XLA FFI handler of the strided copy (XLA:CPU)."},
+    {"strided_write", WriteCapsule, METH_NOARGS,
+     "strided_write() -> capsule: the XLA FFI handler of the strided write (XLA:CPU)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+static PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_copy_native",
+                              "The strided copy of functional_strides as an XLA:CPU FFI handler.", -1,
+                              kMethods};
+
+PyMODINIT_FUNC PyInit__copy_native(void) { return PyModule_Create(&kModule); }

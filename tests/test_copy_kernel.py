@@ -1,0 +1,328 @@
+"""The ``"strided_copy"`` read and write (the C++ FFI handlers of ``_copy_native``): values
+against the oracle for every kind of layout, element size and path of the handlers (plain
+rows, long rows split into pieces, cache tiles with their edges, chunks over threads, serial
+writes through overlapping views); traced and clamped offsets; ``vmap`` (the XLA path,
+vmapped); derivatives; the programs they compile to (one custom call, in place when
+donated); and the XLA paths they leave to where they do not apply."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _support import copy_kernel
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import layouts, storage_for
+
+import functional_strides as fs
+from functional_strides import Layout, LayoutError, materialize, oracle
+from functional_strides._copy_kernel import coalesced
+
+pytestmark = pytest.mark.usefixtures("_built")
+
+
+@pytest.fixture
+def _built():
+    copy_kernel()
+
+
+def _copy(storage, layout):
+    return jax.jit(lambda s: materialize(s, layout, method="strided_copy"))(storage)
+
+
+@given(layout=layouts(max_rank=4, negative=True).filter(lambda lay: lay.numel > 0),
+       dtype=st.sampled_from(["int8", "float16", "float32", "float64", "complex128", "bool"]),
+       slack=st.integers(0, 3))
+def test_values_match_the_oracle(layout, dtype, slack):
+    if dtype in ("float64", "complex128") and not jax.config.jax_enable_x64:
+        dtype = {"float64": "int32", "complex128": "complex64"}[dtype]
+    storage = (storage_for(layout, slack) % 97).astype(dtype)
+    got = _copy(jnp.asarray(storage), layout)
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("layout", [
+    Layout((70, 45), (1, 70)),  # a tiled transpose, partial tiles on both sides
+    Layout((3, 40, 33), (1320, 1, 40)),  # a batch of them
+    Layout((64, 40), (-1, 64), 63),  # the running dim reversed
+    Layout((40, 64), (128, -2), 126),  # the last dim reversed, every other element
+    Layout((33, 47), (2, 94)),  # the running dim strided by 2 (still a few bytes)
+    Layout((6, 4, 5, 9), (180, 9, 36, 1)),  # whole rows of 9 move (memcpy blocks)
+    Layout((5, 300), (0, 1)),  # expanded rows
+    Layout((7, 300), (0, 0)),  # one element everywhere (fill)
+    Layout((70000,), (1,), 3),  # one long row, split into pieces
+    Layout((1024, 512), (1, 1024)),  # 2 MiB of output: several chunks, over the threads
+    Layout((200, 100), (50, 1)),  # overlapping windows
+    Layout((), (), 5),  # one element
+], ids=["tile-edges", "tile-batch", "tile-rev-rows", "rev-cols", "tile-step2", "rows", "expand",
+        "fill", "long-row", "chunks", "windows", "scalar"])
+def test_each_path_of_the_handler(layout):
+    storage = np.arange(layout.required_storage_size + 5, dtype=np.float32)
+    got = _copy(jnp.asarray(storage), layout)
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16", "float32", "complex64"])
+@pytest.mark.parametrize("layout", [Layout((96, 70), (1, 96)), Layout((64, 70), (-1, 64), 63),
+                                    Layout((2, 64, 33), (2112, 1, 64))],
+                         ids=["forwards", "backwards", "batch"])
+def test_whole_tiles_of_every_element_size(layout, dtype):
+    """Whole 32x32 tiles: transposed in registers for 4- and 8-byte elements, forwards and
+    backwards, element by element for the others; edge tiles element by element."""
+    storage = (np.arange(layout.required_storage_size + 3) % 113).astype(dtype)
+    got = _copy(jnp.asarray(storage), layout)
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+def test_traced_offsets_read_and_clamp_as_the_xla_path():
+    storage = jnp.arange(4000.0)
+    layout = Layout((30, 40), (1, 30))
+    for method in ("strided_copy", "structured"):
+        f = jax.jit(lambda s, o, m=method: materialize(s, Layout(layout.shape, layout.strides, o), method=m))
+        for offset in (0, 17, 2800, 2801, 5000, -3):  # past the end and below 0: clamped
+            want = oracle.materialize(np.asarray(storage), Layout(layout.shape, layout.strides,
+                                                                  min(max(offset, 0), 4000 - 1200)))
+            np.testing.assert_array_equal(np.asarray(f(storage, offset)), want, err_msg=f"{method} {offset}")
+
+
+def test_traced_offset_of_a_reversed_view_clamps_at_its_lowest_index():
+    storage = jnp.arange(100.0)
+    shape, strides = (10,), (-3,)  # spans 28 elements below its offset
+    f = jax.jit(lambda s, o: materialize(s, Layout(shape, strides, o), method="strided_copy"))
+    for offset, low in ((27, 0), (99, 72), (5, 0), (400, 72)):
+        want = oracle.materialize(np.asarray(storage), Layout(shape, strides, low + 27))
+        np.testing.assert_array_equal(np.asarray(f(storage, offset)), want)
+
+
+def test_vmap_over_offsets_storages_and_both():
+    """Under ``vmap`` the XLA read runs, vmapped (no custom call a partitioner would have to
+    gather onto every device)."""
+    layout = Layout((20, 30), (1, 20))
+    storages = jnp.arange(5 * 700.0).reshape(5, 700)
+    offsets = jnp.arange(5) * 20
+
+    def read(s, o):
+        return materialize(s, Layout(layout.shape, layout.strides, o), method="strided_copy")
+
+    def want(s, o):
+        return oracle.materialize(np.asarray(s), Layout(layout.shape, layout.strides, int(o)))
+
+    got = jax.vmap(read, (None, 0))(storages[0], offsets)
+    np.testing.assert_array_equal(np.asarray(got), np.stack([want(storages[0], o) for o in offsets]))
+    got = jax.vmap(read, (0, None))(storages, 7)
+    np.testing.assert_array_equal(np.asarray(got), np.stack([want(s, 7) for s in storages]))
+    got = jax.vmap(read)(storages, offsets)
+    pairs = zip(storages, offsets, strict=True)
+    np.testing.assert_array_equal(np.asarray(got), np.stack([want(s, o) for s, o in pairs]))
+    nested = jax.vmap(jax.vmap(read, (None, 0)), (0, None))(storages, offsets[:3])
+    np.testing.assert_array_equal(np.asarray(nested),
+                                  np.stack([[want(s, o) for o in offsets[:3]] for s in storages]))
+    text = jax.jit(jax.vmap(read)).lower(storages, offsets).compile().as_text()
+    assert "custom-call" not in text
+
+
+def test_batched_strided_arrays_read_through_the_handler():
+    storage = jnp.arange(3 * 512 * 256.0).reshape(3, -1)
+    x = fs.StridedArray(storage, Layout((256, 512), (1, 256)), batched=True)
+    got = x.contiguous().storage
+    want = np.stack([oracle.materialize(np.asarray(s), x.layout).reshape(-1) for s in storage])
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_derivatives_are_those_of_the_xla_read():
+    layout = Layout((24, 20), (1, 24), 3)
+    storage = jnp.linspace(-1.0, 1.0, 500)
+    weights = jnp.cos(jnp.arange(480.0)).reshape(24, 20)
+
+    def loss(s, method):
+        return jnp.sum(jnp.sin(materialize(s, layout, method=method)) * weights)
+
+    chex.assert_trees_all_close(jax.grad(loss)(storage, "strided_copy"),
+                                jax.grad(loss)(storage, "structured"), rtol=1e-6)
+    tangent = jnp.ones_like(storage)
+    _, jvp_copy = jax.jvp(lambda s: loss(s, "strided_copy"), (storage,), (tangent,))
+    _, jvp_xla = jax.jvp(lambda s: loss(s, "structured"), (storage,), (tangent,))
+    chex.assert_trees_all_close(jvp_copy, jvp_xla, rtol=1e-6)
+    # through the array layer, with a traced offset: the offset gets no gradient
+    g = jax.grad(lambda s: jnp.sum(fs.as_strided(s, (24, 20), (1, 24), 3).contiguous().storage ** 2))(storage)
+    read = oracle.element_indices(layout).reshape(-1)  # distinct: each read once
+    want = np.zeros(500, np.float32)
+    want[read] = 2 * np.asarray(storage)[read]
+    chex.assert_trees_all_close(g, want, rtol=1e-6)
+
+
+def test_auto_takes_the_handler_for_a_large_permute_and_compiles_to_one_custom_call():
+    layout = Layout((512, 512), (1, 512))
+    assert fs.read_plan(layout) == "strided_copy"
+    hlo = jax.jit(lambda s: materialize(s, layout)).lower(jnp.zeros(512 * 512)).compile().as_text()
+    assert hlo.count("custom-call") == 1 and "functional_strides_strided_copy" in hlo
+    assert "conditional" not in hlo and "gather" not in hlo and "transpose" not in hlo
+
+
+def test_auto_keeps_xla_where_it_is_as_fast():
+    assert fs.read_plan(Layout((64, 64), (1, 64))) == "structured"  # small: the call costs more
+    assert fs.read_plan(Layout((2048, 2048), (8192, 2))) == "structured"  # a strided slice
+    assert fs.read_plan(Layout((4096, 4096), (0, 1))) == "structured"  # an expand
+    assert fs.read_plan(Layout((16381, 1024), (256, 1))) == "row_gather"  # framed windows
+
+
+def test_sub_byte_dtypes_take_the_xla_path_or_refuse_the_forced_method():
+    layout = Layout((512, 512), (1, 512))
+    storage = jnp.arange(512 * 512).astype(jnp.int4)
+    got = jax.jit(lambda s: materialize(s, layout))(storage)
+    np.testing.assert_array_equal(np.asarray(got).astype(np.int8),
+                                  oracle.materialize(np.asarray(storage).astype(np.int8), layout))
+    with pytest.raises(LayoutError, match="strided_copy.*int4"):
+        _copy(storage, layout)
+
+
+def test_a_forced_copy_still_checks_bounds():
+    with pytest.raises(LayoutError):
+        _copy(jnp.arange(10.0), Layout((4, 4), (1, 4)))
+
+
+def test_coalesced_keeps_the_row_major_order():
+    assert coalesced((2, 3, 4), (12, 4, 1)) == ((24,), (1,))
+    assert coalesced((2, 3, 4), (1, 9, 2)) == ((2, 3, 4), (1, 9, 2))
+    assert coalesced((2, 3, 4), (1, 8, 2)) == ((2, 12), (1, 2))
+    assert coalesced((4, 1, 5), (5, 0, 1)) == ((20,), (1,))
+    assert coalesced((3, 4), (0, 0)) == ((12,), (0,))
+    assert coalesced((3, 4), (-4, -1)) == ((12,), (-1,))
+
+
+def test_the_handler_can_be_switched_off():
+    """``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` at import: no handler, XLA reads every view."""
+    code = ("import jax, jax.numpy as jnp, numpy as np\n"
+            "from functional_strides import Layout, materialize, read_plan, _copy_kernel\n"
+            "assert _copy_kernel.native is None\n"
+            "lay = Layout((512, 512), (1, 512))\n"
+            "got = np.asarray(jax.jit(lambda s: materialize(s, lay))(jnp.arange(512.0**2)))\n"
+            "print(read_plan(lay), bool((got"
+            " == np.arange(512.0**2).reshape(512, 512).T).all()))")
+    env = {**os.environ, "FUNCTIONAL_STRIDES_PURE_PYTHON": "1", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["structured", "True"]
+
+
+# -- writes ---------------------------------------------------------------------------------
+
+def _write(storage, layout, values, mode, overlap="error", donate=False):
+    f = jax.jit(lambda s, v: fs.write(s, layout, v, mode=mode, overlap=overlap, method="strided_copy"),
+                donate_argnums=0 if donate else ())
+    return f(storage, values)
+
+
+@given(layout=layouts(max_rank=4, negative=True).filter(lambda lay: lay.numel > 0),
+       mode=st.sampled_from(["set", "add"]),
+       dtype=st.sampled_from(["int8", "float16", "float32", "int32", "uint32", "complex64"]),
+       slack=st.integers(0, 3))
+def test_writes_match_the_oracle(layout, mode, dtype, slack):
+    """Every layout, overlapping ones included (one thread, row-major order: the last
+    element wins a set); "add" of dtypes the handler does not add falls back to XLA's."""
+    storage = (storage_for(layout, slack) % 89).astype(dtype)
+    values = (np.arange(layout.numel).reshape(layout.shape) % 7 + 1).astype(dtype)
+    if mode == "add" and not fs._copy_kernel.supports_write(dtype, "add"):
+        with pytest.raises(LayoutError, match="strided_copy"):
+            _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
+        return
+    got = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
+    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, mode))
+
+
+@pytest.mark.parametrize("mode", ["set", "add"])
+@pytest.mark.parametrize("layout", [
+    Layout((70, 45), (1, 70)),  # tiles with edges
+    Layout((64, 64), (-1, 64), 63),  # whole tiles, the running dim reversed
+    Layout((4096,), (17,), 5),  # a column
+    Layout((256, 512), (2048, 2)),  # every other element of every fourth row
+    Layout((1024, 512), (1, 1024)),  # several chunks, over the threads
+    Layout((100, 64), (16, 1)),  # overlapping rows: one thread
+    Layout((3, 500), (0, 1)),  # an expanded row: one thread
+], ids=["tile-edges", "tile-rev", "column", "strided", "chunks", "overlap-rows", "expand"])
+def test_each_path_of_the_write_handler(layout, mode):
+    storage = np.arange(layout.required_storage_size + 7, dtype=np.float32)
+    values = np.random.default_rng(0).standard_normal(layout.shape).astype(np.float32)
+    got = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
+    want = oracle.scatter(storage, layout, values, mode)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)  # sums in another order
+
+
+def test_a_donated_write_updates_the_storage_in_place():
+    layout = Layout((1024,), (1024,), 3)  # one column of a 1024x1024 storage
+    storage = jnp.arange(1024 * 1024.0)
+    f = jax.jit(lambda s, v: fs.write(s, layout, v), donate_argnums=0)
+    compiled = f.lower(storage, jnp.ones(1024)).compile()
+    text = compiled.as_text()
+    assert "functional_strides_strided_write" in text and " copy(" not in text
+    assert compiled.memory_analysis().temp_size_in_bytes < 4096  # no second storage
+    got = f(storage, jnp.ones(1024))
+    want = np.arange(1024 * 1024.0, dtype=np.float32)
+    want[3::1024] = 1.0
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_writes_with_traced_offsets_clamp_as_the_xla_path():
+    storage = jnp.arange(3000.0)
+    layout = Layout((30, 40), (1, 30))
+    values = jnp.arange(1200.0).reshape(30, 40)
+    def put(method):
+        return jax.jit(lambda s, v, o: fs.write(s, Layout(layout.shape, layout.strides, o), v, mode="add",
+                                                method=method))
+
+    for offset in (0, 11, 1800, 1801, 9000, -4):  # past the end and below 0: clamped
+        got, want = put("strided_copy")(storage, values, offset), put("scatter")(storage, values, offset)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=str(offset))
+
+
+def test_writes_vmap_over_storages_values_and_offsets():
+    """Under ``vmap`` the XLA write runs, vmapped."""
+    layout = Layout((20, 30), (1, 20))
+    storages = jnp.arange(4 * 700.0).reshape(4, 700)
+    values = jnp.arange(4 * 600.0).reshape(4, 20, 30)
+    offsets = jnp.arange(4) * 25
+
+    def put(s, v, o):
+        return fs.write(s, Layout(layout.shape, layout.strides, o), v, method="strided_copy")
+
+    got = jax.vmap(put)(storages, values, offsets)
+    want = [oracle.scatter(np.asarray(s), Layout(layout.shape, layout.strides, int(o)), np.asarray(v))
+            for s, v, o in zip(storages, values, offsets, strict=True)]
+    np.testing.assert_array_equal(np.asarray(got), np.stack(want))
+    one = jax.vmap(put, (None, 0, None))(storages[0], values, 5)  # one storage, several values
+    np.testing.assert_array_equal(np.asarray(one), np.stack(
+        [oracle.scatter(np.asarray(storages[0]), Layout(layout.shape, layout.strides, 5), np.asarray(v))
+         for v in values]))
+
+
+@pytest.mark.parametrize("mode", ["set", "add"])
+def test_write_derivatives_are_those_of_the_xla_write(mode):
+    layout = Layout((24, 20), (1, 24), 3)
+    storage = jnp.linspace(-1.0, 1.0, 500)
+    values = jnp.sin(jnp.arange(480.0)).reshape(24, 20)
+
+    def loss(s, v, method):
+        return jnp.sum(jnp.cos(fs.write(s, layout, v, mode=mode, method=method)) * jnp.arange(500.0))
+
+    for argnums in (0, 1):
+        chex.assert_trees_all_close(jax.grad(loss, argnums)(storage, values, "strided_copy"),
+                                    jax.grad(loss, argnums)(storage, values, "scatter"), rtol=1e-5)
+    t = (jnp.ones_like(storage), jnp.ones_like(values))
+    chex.assert_trees_all_close(jax.jvp(lambda s, v: loss(s, v, "strided_copy"), (storage, values), t),
+                                jax.jvp(lambda s, v: loss(s, v, "scatter"), (storage, values), t), rtol=1e-5)
+
+
+def test_auto_writes_through_the_handler_except_runs_and_other_modes():
+    n = 4096 * 4096
+    assert fs.write_plan(Layout((4096,), (4096,), 7), n) == "strided_copy"  # a column
+    assert fs.write_plan(Layout((2048, 2048), (8192, 2)), n, mode="add") == "strided_copy"
+    assert fs.write_plan(Layout((4096,), (1,), 7), n) == "block"  # one contiguous run
+    assert fs.write_plan(Layout((2048, 2048), (8192, 2)), n, mode="mul") != "strided_copy"
+    assert fs.write_plan(Layout((8, 8), (1, 8)), 64) != "strided_copy"  # small: XLA's ops
