@@ -427,7 +427,7 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
     return ffi::Error::InvalidArgument(std::string(what) + ": sizes and strides must have one rank, at most 62");
   }
   if ((offset.element_type() != ffi::DataType::S32 && offset.element_type() != ffi::DataType::S64) ||
-      !offset.dimensions().empty()) {
+      offset.dimensions().size() != 0) {
     return ffi::Error::InvalidArgument(std::string(what) + ": the offset must be an int32 or int64 scalar");
   }
   if (sdims.size() != 1) {
