@@ -1,4 +1,5 @@
-"""The ``"strided_copy"`` read: a view materialised by one strided copy on XLA:CPU.
+"""The ``"strided_copy"`` read and write: a view materialised by one strided copy on XLA:CPU,
+or written through by one strided write.
 
 XLA has no strided copy: a permute is its ``transpose`` emitter, which walks the output in
 order and reads the input a cache line per element, and a tile loop written in XLA ops runs

@@ -75,8 +75,10 @@ struct Plan {
 };
 
 // serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
-// slots.
-Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool serial) {
+// slots. view_order: the blocks in the storage's order instead of the dense array's (for a
+// write, whose stores then sweep the storage, as PyTorch orders a loop by its output).
+Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool serial,
+              bool view_order) {
   Plan p;
   p.es = es;
   if (rank == 0) {  // one element: one block of one piece
@@ -106,8 +108,16 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     }
   }
   p.s_last = strides[d];
+  std::vector<int64_t> outer;  // the dims counted by the block counter, outermost first
   for (int64_t k = 0; k < d; ++k) {
-    if (k == t) continue;
+    if (k != t) outer.push_back(k);
+  }
+  if (view_order) {  // the view's memory order: largest stride outermost (ties keep the order)
+    std::stable_sort(outer.begin(), outer.end(), [&](int64_t x, int64_t y) {
+      return (strides[x] < 0 ? -strides[x] : strides[x]) > (strides[y] < 0 ? -strides[y] : strides[y]);
+    });
+  }
+  for (int64_t k : outer) {
     p.count[p.rank] = sizes[k];
     p.in_step[p.rank] = strides[k];
     p.out_step[p.rank] = out_stride[k];
@@ -284,6 +294,10 @@ struct Write {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
       return;
     }
+    if (s == 1) {  // a loop the compiler vectorizes
+      for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], dense[i]);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) view[i * s] = Op::Apply(view[i * s], dense[i]);
   }
   // Output rows a of the dense tile are read whole into a buffer, transposed so that each
@@ -300,7 +314,11 @@ struct Write {
     for (int64_t b = 0; b < cols; ++b) {
       T* dst = view + b * s_last;
       const T* src = buf + b * kRows;
-      for (int64_t a = 0; a < rows; ++a) dst[a * t_in] = Op::Apply(dst[a * t_in], src[a]);
+      if (t_in == 1) {
+        for (int64_t a = 0; a < rows; ++a) dst[a] = Op::Apply(dst[a], src[a]);
+      } else {
+        for (int64_t a = 0; a < rows; ++a) dst[a * t_in] = Op::Apply(dst[a * t_in], src[a]);
+      }
     }
   }
 };
@@ -439,7 +457,8 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   }
   auto work = std::make_shared<Work>();
   work->kind = kind;
-  work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, serial);
+  work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, serial,
+                        kind != kRead && !serial);
   const Plan& plan = work->plan;
   const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
   work->view = view_base + (start - below) * es;

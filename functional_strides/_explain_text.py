@@ -120,7 +120,7 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
                   "compiled "
                   "strided copy on CPU (the output written once in order, a memcpy per contiguous run, "
                   "32x32 tiles where the last dim jumps a cache line per element, chunks spread over XLA's "
-                  f"threads); on other platforms and in derivatives {xla}: "
+                  f"threads); on other platforms, in derivatives and under vmap {xla}: "
                   f"{_xla_read_reason(layout, n, xla)}")
 
 
@@ -184,7 +184,7 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
     return path, (f"{numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
                   f"{mode!r}: one call of the compiled strided write on CPU, which updates the view's slots "
                   "in place when the storage is donated (else XLA copies the storage first); on other "
-                  f"platforms, in derivatives and for dtypes it does not {mode} {xla}: "
+                  f"platforms, in derivatives, under vmap and for dtypes it does not {mode} {xla}: "
                   f"{_xla_write_reason(layout, n, mode, xla)}")
 
 

@@ -17,7 +17,8 @@ dims merged, dims sorted by stride), then one of these paths reads it:
   ``lax.broadcasted_iota`` (never baked in as constants).
 * ``"strided_copy"`` -- on CPU, one call of a compiled strided copy (an XLA FFI handler,
   :mod:`functional_strides._copy_kernel`) for the permutes XLA's ``transpose`` emitter reads
-  slowly; other platforms and derivatives take the XLA path ``"auto"`` picks without it.
+  slowly; other platforms, derivatives and ``vmap`` take the XLA path ``"auto"`` picks
+  without it.
 
 Each path ends with ``transpose`` to the user's order of dims (a loop over cache-sized
 tiles for large permutes, :mod:`functional_strides._tiled`), ``reshape``,
@@ -438,7 +439,7 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     ``"row_gather"`` when the windows hold at least ``ROW_GATHER_MIN_ROW`` elements and lie at
     least ``ROW_GATHER_MIN_STEP`` apart, else ``"gather"`` (thresholds measured by
     ``benchmarks/lowering_choices.py``). Where ``"strided_copy"`` is planned, other
-    platforms and derivatives take the XLA strategy that ``"auto"`` picks without it. Writes
+    platforms, derivatives and ``vmap`` take the XLA strategy ``"auto"`` picks without it. Writes
     are planned by :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
@@ -467,8 +468,8 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
 
 def xla_read_plan(layout: Layout) -> str:
     """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
-    strided copy): on platforms other than CPU, in derivatives, and for sharded storages that
-    XLA's partitioner splits."""
+    strided copy): on platforms other than CPU, in derivatives, under ``vmap``, and for
+    sharded storages that XLA's partitioner splits."""
     if not layout.has_static_offset:
         layout = Layout(layout.shape, layout.strides, -layout.low_reach)
     return READS.plan(layout, "auto", Need(copy_kernel=False))
@@ -544,7 +545,7 @@ def _lower(storage: jax.Array, layout: Layout, method: str, copy_kernel: bool = 
 
 
 def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
-    """The ``"auto"`` read among the XLA strategies (other platforms, derivatives)."""
+    """The ``"auto"`` read among the XLA strategies (other platforms, derivatives, ``vmap``)."""
     return _lower(storage, layout, "auto", copy_kernel=False)
 
 

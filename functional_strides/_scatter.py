@@ -110,6 +110,12 @@ STRUCTURED_SPARSE_MIN_STORAGE = 2**20
 ROW_SCATTER_MIN_ROW = 8
 #: ... of which at least this fraction belongs to the view.
 ROW_SCATTER_MIN_DENSITY = 0.5
+# The strided write on CPU (_copy_kernel.py; benchmarks/write_choices.py --sweep, best of 9,
+# float32 n x n storages, ratios to the element scatter, plain/donated): at the fastest XLA
+# path or below from n = 64 (x[::2, ::2] = v 0.21/0.20 against block 0.19/0.16, then 0.45-0.58
+# against 0.51-0.88; x.t()[::2] = v 0.07-0.35 against 0.17-0.65 from n = 256; x[1:-1, 1:-1]
+# += v 0.20-0.45 against 0.28-0.84), on a par at n = 32 (256-1024 elements: 0.41-1.06 against
+# 0.40-0.94).
 #: On CPU, writes of at least this many elements (other than one contiguous run) take the
 #: strided-write handler (modes "set" and "add").
 COPY_WRITE_MIN_ELEMENTS = 2**10
@@ -379,11 +385,17 @@ def _applies_strided_copy(c: Canonical, need: Need) -> bool:
     return need.copy_kernel and _copy_kernel.native is not None and need.mode in ("set", "add")
 
 
+def _shares_slots(c: Canonical) -> bool:
+    """Whether elements of the view share storage slots (the strided write would then run on
+    one thread: XLA's scatter, which splits the work, is faster there)."""
+    return bool(c.broadcast) or _overlap.internal_overlap_witness(c.layout()) is not None
+
+
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     n = need.storage_size
     if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
         return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
-    if ok["strided_copy"] and c.numel >= COPY_WRITE_MIN_ELEMENTS:
+    if ok["strided_copy"] and c.numel >= COPY_WRITE_MIN_ELEMENTS and not _shares_slots(c):
         return "strided_copy"
     rows = (ok["row_scatter"] and _split_rows(c)[2].reach >= ROW_SCATTER_MIN_ROW
             and _row_density(c) >= ROW_SCATTER_MIN_DENSITY)
@@ -439,12 +451,12 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
     the view is written), with ``mode="set"`` only when the rows do not overlap;
     ``"scatter"`` always; ``"strided_copy"`` for modes ``"set"`` and ``"add"`` where the C++
     extension is built (on CPU: one call of a compiled strided write that touches only the
-    view's slots, in place when the storage is donated; elsewhere, and in derivatives, the XLA
-    path ``"auto"`` picks without it).
+    view's slots, in place when the storage is donated; elsewhere, in derivatives and under
+    ``vmap``, the XLA path ``"auto"`` picks without it).
 
     ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
     ``"block"`` for one contiguous run; ``"strided_copy"`` where it applies, for at least
-    ``COPY_WRITE_MIN_ELEMENTS`` elements; ``"row_scatter"`` for rows spanning at least
+    ``COPY_WRITE_MIN_ELEMENTS`` elements that share no storage slot; ``"row_scatter"`` for rows spanning at least
     ``ROW_SCATTER_MIN_ROW`` elements, at least ``ROW_SCATTER_MIN_DENSITY`` of them written,
     when the values need no transpose; ``"structured"`` for a block of a grid covering at
     least ``STRUCTURED_MIN_FRACTION`` of a storage of at least ``STRUCTURED_MIN_STORAGE``
@@ -505,7 +517,7 @@ def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, met
 
 
 def _lower_xla(storage, layout: Layout, values, *, mode: str, overlapping: bool, op: str):
-    """The ``"auto"`` write among the XLA strategies (other platforms, derivatives)."""
+    """The ``"auto"`` write among the XLA strategies (other platforms, derivatives, ``vmap``)."""
     return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method="auto", op=op,
                   copy_kernel=False)
 

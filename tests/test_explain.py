@@ -204,7 +204,7 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     text = " ".join(fs.explain(Layout((1024, 512), (1, 1024)), show=False).text.split())
     assert ("read plan (fs.read_plan): strided_copy: a permute of 524288 >= 16384 elements: one call of "
             "the compiled strided copy on CPU") in text
-    assert "32x32 tiles" in text and "on other platforms and in derivatives structured:" in text
+    assert "32x32 tiles" in text and "on other platforms, in derivatives and under vmap structured:" in text
 
 
 def test_large_layouts_stay_within_limits():
@@ -420,7 +420,8 @@ def test_read_plan_names_the_tile_loop_and_the_gather_of_few_far_rows():
     tiles = said(Layout((4096, 4096), (1, 4096), 0), 4096 * 4096)
     assert "as a loop over tiles (16 x 1024 for a 4-byte dtype) of a batch of 1 (4096, 4096)" in tiles
     ncdhw = said(Layout((2, 32, 64, 64, 32), (4194304, 4096, 64, 1, 131072), 0), 2**23)
-    reason = "on other platforms and in derivatives gather:" if built else "read plan (fs.read_plan): gather:"
+    reason = ("on other platforms, in derivatives and under vmap gather:" if built
+              else "read plan (fs.read_plan): gather:")
     assert reason in ncdhw
     assert "its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw
     sliced = said(Layout((500, 1500), (1, 2048), 7), 2**22 + 3)
