@@ -456,8 +456,9 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
 
     ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
     ``"block"`` for one contiguous run; ``"strided_copy"`` where it applies, for at least
-    ``COPY_WRITE_MIN_ELEMENTS`` elements that share no storage slot; ``"row_scatter"`` for rows spanning at least
-    ``ROW_SCATTER_MIN_ROW`` elements, at least ``ROW_SCATTER_MIN_DENSITY`` of them written,
+    ``COPY_WRITE_MIN_ELEMENTS`` elements that share no storage slot; ``"row_scatter"`` for
+    rows spanning at least ``ROW_SCATTER_MIN_ROW`` elements, at least
+    ``ROW_SCATTER_MIN_DENSITY`` of them written,
     when the values need no transpose; ``"structured"`` for a block of a grid covering at
     least ``STRUCTURED_MIN_FRACTION`` of a storage of at least ``STRUCTURED_MIN_STORAGE``
     elements; ``"row_scatter"`` for such rows whatever the order of the values;

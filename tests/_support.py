@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -97,3 +99,13 @@ def _require(module: ModuleType | None, missing: str) -> ModuleType:
             pytest.fail(f"{REQUIRE_NATIVE}=1 but {missing}", pytrace=False)
         pytest.skip(missing)
     return module
+
+
+def run_pure_python(code: str) -> str:
+    """The standard output of ``python -c code`` in a fresh process with
+    ``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` (no compiled extension loaded) and JAX on the CPU;
+    fails the calling test when the process exits with an error."""
+    env = {**os.environ, "FUNCTIONAL_STRIDES_PURE_PYTHON": "1", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -7,16 +7,12 @@ donated); and the XLA paths they leave to where they do not apply."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import copy_kernel
+from _support import copy_kernel, run_pure_python
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import layouts, storage_for
@@ -206,10 +202,7 @@ def test_the_handler_can_be_switched_off():
             "got = np.asarray(jax.jit(lambda s: materialize(s, lay))(jnp.arange(512.0**2)))\n"
             "print(read_plan(lay), bool((got"
             " == np.arange(512.0**2).reshape(512, 512).T).all()))")
-    env = {**os.environ, "FUNCTIONAL_STRIDES_PURE_PYTHON": "1", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["structured", "True"]
+    assert run_pure_python(code).split() == ["structured", "True"]
 
 
 # -- writes ---------------------------------------------------------------------------------
