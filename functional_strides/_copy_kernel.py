@@ -170,10 +170,13 @@ def _view_attrs(shape: tuple[int, ...], strides: tuple[int, ...]) -> dict:
             "below": np.int64(below), "reach": np.int64(reach)}
 
 
-def _offset(layout: Layout, offset_dtype) -> jax.Array:
+def _offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
+    """The offset operand: an int32 or int64 offset as it is (the handler clamps it in int64),
+    another integer clamped in its own width into the offsets that fit, then narrowed."""
     offset = jnp.asarray(layout.offset)
     if offset.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
-        offset = offset.astype(offset_dtype)
+        below = layout.low_reach
+        offset = jnp.clip(offset, -below, n - layout.span - 1 - below).astype(offset_dtype)
     return offset
 
 
@@ -223,8 +226,8 @@ def write(storage: jax.Array, layout: Layout, values: jax.Array, mode: str, over
       The new storage (aliased to ``storage``'s buffer: XLA copies it first unless donated).
     """
     values = jnp.broadcast_to(values, layout.shape)
-    return _write(storage, values, _offset(layout, offset_dtype), tuple(layout.shape), tuple(layout.strides),
-                  mode, overlapping, fallback)
+    return _write(storage, values, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
+                  tuple(layout.strides), mode, overlapping, fallback)
 
 
 def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layout], jax.Array],
@@ -239,9 +242,10 @@ def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layo
       fallback: ``fallback(storage, layout)``, the XLA lowering, for other platforms and
         for the derivative.
       offset_dtype: the index dtype (int32, or int64 past int32) an offset that is not an
-        int32 or int64 array already is passed in (an int64 offset is not narrowed, so that
-        one past int32 clamps instead of wrapping).
+        int32 or int64 array already is clamped and passed in (an int64 offset is not
+        narrowed, so that one past int32 clamps instead of wrapping).
     Returns:
       The dense row-major array of shape ``layout.shape`` and the storage's dtype.
     """
-    return _read(storage, _offset(layout, offset_dtype), tuple(layout.shape), tuple(layout.strides), fallback)
+    return _read(storage, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
+                 tuple(layout.strides), fallback)

@@ -514,8 +514,10 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     local = Layout(layout.shape, layout.strides, -below)
     if reach == n:  # the view spans the whole storage: 0 is the only offset that fits
         return jnp.zeros((), dtype), storage, local
-    # clamp in the offset's own width, then narrow: an int64 offset past int32 must not wrap
-    start = jnp.clip(jnp.asarray(layout.offset) + below, 0, n - reach).astype(dtype)
+    # clamp the offset in its own width into the offsets that fit, then narrow (the clamped
+    # value lies in [0, n)) and add `below`: an int64 offset past int32, or an int32 one within
+    # |below| of its minimum, must neither wrap nor overflow
+    start = jnp.clip(jnp.asarray(layout.offset), -below, n - reach - below).astype(dtype) + below
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 

@@ -319,3 +319,23 @@ def test_auto_writes_through_the_handler_except_runs_and_other_modes():
     assert fs.write_plan(Layout((4096,), (1,), 7), n) == "block"  # one contiguous run
     assert fs.write_plan(Layout((2048, 2048), (8192, 2)), n, mode="mul") != "strided_copy"
     assert fs.write_plan(Layout((8, 8), (1, 8)), 64) != "strided_copy"  # small: XLA's ops
+
+
+def test_offsets_at_the_ends_of_int32_clamp_alike_on_every_path():
+    """A traced int32 offset within |below| of its minimum (a reversed dim): every read and
+    write path, with and without ``vmap``, clamps it to the storage's start (no wrap-around)."""
+    storage = jnp.arange(100.0)
+    shape, strides = (4,), (-1,)
+    for offset, low in ((jnp.int32(-2**31), 0), (jnp.int32(-2**31 + 2), 0), (jnp.int32(2**31 - 1), 96)):
+        want = oracle.materialize(np.asarray(storage), Layout(shape, strides, low + 3))
+        for method in ("strided_copy", "structured", "gather"):
+            read = jax.jit(lambda s, o, m=method: materialize(s, Layout(shape, strides, o), method=m))
+            got = read(storage, offset)
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"{method} {offset}")
+        batched = jax.vmap(lambda o: materialize(storage, Layout(shape, strides, o), method="strided_copy"))(
+            jnp.stack([offset]))
+        np.testing.assert_array_equal(np.asarray(batched)[0], want)
+        slots = [np.flatnonzero(np.asarray(jax.jit(
+            lambda s, o, m=m: fs.write(s, Layout(shape, strides, o), -1.0, method=m))(storage, offset)) == -1)
+            for m in ("strided_copy", "scatter")]
+        assert slots[0].tolist() == slots[1].tolist() == list(range(low, low + 4))
