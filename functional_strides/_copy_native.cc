@@ -58,7 +58,9 @@ struct U128 {
   uint64_t lo, hi;
 };
 
-// The blocks of one view over one storage item, numbered in output order.
+inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
+
+// The blocks of a view, numbered in the dense array's order (or the storage's: view_order).
 struct Plan {
   int64_t es = 0;              // bytes per element
   bool tiled = false;
@@ -96,13 +98,12 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     acc *= sizes[k];
   }
   const int64_t d = rank - 1;
-  const int64_t jump = strides[d] < 0 ? -strides[d] : strides[d];
+  const int64_t jump = Abs(strides[d]);
   int64_t t = -1;
   if (!serial && jump * es >= kLineBytes && sizes[d] >= 4) {
     for (int64_t k = 0; k < d; ++k) {
-      const int64_t s = strides[k] < 0 ? -strides[k] : strides[k];
-      if (sizes[k] >= 4 && s * es * 4 <= kLineBytes && s < jump &&
-          (t < 0 || s < (strides[t] < 0 ? -strides[t] : strides[t]))) {
+      const int64_t s = Abs(strides[k]);
+      if (sizes[k] >= 4 && s * es * 4 <= kLineBytes && s < jump && (t < 0 || s < Abs(strides[t]))) {
         t = k;
       }
     }
@@ -113,9 +114,8 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     if (k != t) outer.push_back(k);
   }
   if (view_order) {  // the view's memory order: largest stride outermost (ties keep the order)
-    std::stable_sort(outer.begin(), outer.end(), [&](int64_t x, int64_t y) {
-      return (strides[x] < 0 ? -strides[x] : strides[x]) > (strides[y] < 0 ? -strides[y] : strides[y]);
-    });
+    std::stable_sort(outer.begin(), outer.end(),
+                     [&](int64_t x, int64_t y) { return Abs(strides[x]) > Abs(strides[y]); });
   }
   for (int64_t k : outer) {
     p.count[p.rank] = sizes[k];
