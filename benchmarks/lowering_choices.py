@@ -15,7 +15,8 @@ second compiled copy of itself).
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's structured read of permutes by size: the ``COPY_*`` constants of
-``functional_strides/_lowering.py``.
+``functional_strides/_lowering.py``; the "eager" table times reads outside ``jit`` (strides
+as operands), the strided copy against the gather it replaces there.
 """
 
 from __future__ import annotations
@@ -345,11 +346,39 @@ def copy_table(repeats: int, top: int) -> None:
             print(f"  {name:<28} {size:>9} {xla * 1e3:14.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
 
 
+def eager_table(repeats: int, scale: int) -> None:
+    """Reads outside ``jit`` (strides and offset as operands, one program per output shape):
+    the strided copy against the gather it replaces on CPU."""
+    from functional_strides import _lowering
+
+    print("\n=== eager reads: the strided copy with strides as operands against the gather ===")
+    if not _lowering._copy_kernel.supports(jnp.float32):
+        print("  not measured: the C++ extension is not built")
+        return
+    n = 4096 // scale
+    cases = {
+        "transpose": Layout((n, n), (1, n)),
+        "NCHW->NHWC": fs.views.permute(Layout.contiguous((32 // scale, 64, 56, 56)), (0, 2, 3, 1)),
+        "heads split": Layout((16, 16, 1024 // scale, 64), (16 * 64 * 1024 // scale, 64, 1024, 1)),
+        "every other row/col": Layout((n // 2, n // 2), (2 * n, 2)),
+    }
+    print(f"  {'layout':<22} {'gather ms':>10} {'strided_copy ms':>16} {'ratio':>6}")
+    for name, layout in cases.items():
+        x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+        strides = np.asarray(layout.strides, np.int32)
+        offset = np.int32(layout.offset)
+        gather, copy = _times([
+            lambda s, t=strides, o=offset, lay=layout: _lowering._eager_gather(s, t, o, shape=lay.shape),
+            lambda s, t=strides, o=offset, lay=layout: _lowering._eager_copy(s, t, o, shape=lay.shape)],
+            x, repeats)
+        print(f"  {name:<22} {gather * 1e3:10.3f} {copy * 1e3:16.3f} {copy / gather:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["windows", "layouts", "permutes", "copy"], default=None)
+    parser.add_argument("--only", choices=["windows", "layouts", "permutes", "copy", "eager"], default=None)
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -360,6 +389,8 @@ def main() -> None:
         permutes_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "copy"):
         copy_table(args.repeats, 20 if args.quick else 26)
+    if args.only in (None, "eager"):
+        eager_table(args.repeats, 4 if args.quick else 1)
 
 
 if __name__ == "__main__":

@@ -36,10 +36,12 @@ from jax import lax
 
 from ._layout import Layout
 
-__all__ = ["TARGET", "WRITE_TARGET", "coalesced", "native", "read", "supports", "supports_write", "write"]
+__all__ = ["OPERANDS_TARGET", "TARGET", "WRITE_TARGET", "coalesced", "native", "read", "read_operands",
+           "supports", "supports_write", "write"]
 
 #: The FFI target names the handlers are registered under (platform ``"cpu"``).
 TARGET = "functional_strides_strided_copy"
+OPERANDS_TARGET = "functional_strides_strided_copy_operands"
 WRITE_TARGET = "functional_strides_strided_write"
 
 #: Element sizes (bytes) the handler copies.
@@ -56,6 +58,7 @@ def _load_native() -> ModuleType | None:
     except ImportError:
         return None
     jax.ffi.register_ffi_target(TARGET, _copy_native.strided_copy(), platform="cpu")
+    jax.ffi.register_ffi_target(OPERANDS_TARGET, _copy_native.strided_copy_operands(), platform="cpu")
     jax.ffi.register_ffi_target(WRITE_TARGET, _copy_native.strided_write(), platform="cpu")
     return _copy_native
 
@@ -249,3 +252,25 @@ def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layo
     """
     return _read(storage, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
                  tuple(layout.strides), fallback)
+
+
+def read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+                  fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array]) -> jax.Array:
+    """The read with strides and offset as operands (outside ``jit``: one program per output
+    shape serves every layout of that shape), by the strided-copy handler on CPU.
+
+    Args:
+      storage: 1-D array whose dtype :func:`supports`; the view must lie in it (checked by
+        the caller: the offset is clamped at its lowest index as :func:`read` clamps it).
+      strides: int32 or int64 array of ``len(shape)`` strides, in elements.
+      offset: int32 or int64 scalar, in elements.
+      shape: the view's shape (static), without a zero extent.
+      fallback: ``fallback(storage, strides, offset)``, the gather of the same elements, on
+        other platforms.
+    Returns:
+      The dense row-major array of ``shape`` and the storage's dtype.
+    """
+    def ffi(s, t, o):
+        return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype))(s, o, t)
+
+    return lax.platform_dependent(storage, strides, offset, cpu=ffi, default=fallback)

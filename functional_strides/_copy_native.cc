@@ -489,6 +489,42 @@ ffi::Error StridedCopy(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuf
                 reach, false);
 }
 
+// The read with the view's strides as an operand (int32 or int64, one per dim of the output)
+// rather than attributes, for calls outside jit: one compiled program per output shape reads
+// every layout of that shape. The dims are coalesced here as _copy_kernel.coalesced does.
+ffi::Error StridedCopyOperands(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer offset,
+                               ffi::AnyBuffer strides, ffi::Result<ffi::AnyBuffer> out) {
+  const auto shape = out->dimensions();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const bool wide = strides.element_type() == ffi::DataType::S64;
+  if ((!wide && strides.element_type() != ffi::DataType::S32) || strides.dimensions().size() != 1 ||
+      strides.dimensions()[0] != rank) {
+    return ffi::Error::InvalidArgument("strided_copy: strides must be int32 or int64, one per dim of the output");
+  }
+  std::vector<int64_t> sizes, steps;
+  int64_t below = 0, reach = 1;
+  for (int64_t k = 0; k < rank; ++k) {
+    const int64_t n = shape[k];
+    const int64_t s = wide ? static_cast<const int64_t*>(strides.untyped_data())[k]
+                           : static_cast<const int32_t*>(strides.untyped_data())[k];
+    if (n == 0) return ffi::Error::Success();  // nothing to read
+    if (n == 1) continue;
+    if (s < 0) below += (n - 1) * s;
+    reach += (n - 1) * Abs(s);
+    if (!sizes.empty() && steps.back() == s * n) {  // runs on from the dim before: one dim
+      sizes.back() *= n;
+      steps.back() = s;
+    } else {
+      sizes.push_back(n);
+      steps.push_back(s);
+    }
+  }
+  return Launch(pool, kRead, "strided_copy", static_cast<char*>(storage.untyped_data()), storage.dimensions(),
+                ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset,
+                ffi::Span<const int64_t>(sizes.data(), sizes.size()),
+                ffi::Span<const int64_t>(steps.data(), steps.size()), below, reach, false);
+}
+
 // The write: the output is the storage (aliased to it by the caller), updated in place.
 ffi::Error StridedWrite(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer values,
                         ffi::AnyBuffer offset, ffi::Result<ffi::AnyBuffer> out, ffi::Span<const int64_t> sizes,
@@ -518,6 +554,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopy, StridedCopy,
                                   .Attr<int64_t>("below")
                                   .Attr<int64_t>("reach"));
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopyOperands, StridedCopyOperands,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>());
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedWrite, StridedWrite,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
@@ -532,10 +576,14 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedWrite, StridedWrite,
                                   .Attr<int64_t>("mode")
                                   .Attr<bool>("serial"));
 
-// The Python module: strided_copy() and strided_write() return the handlers as capsules, for
-// jax.ffi.register_ffi_target.
+// The Python module: strided_copy(), strided_copy_operands() and strided_write() return the
+// handlers as capsules, for jax.ffi.register_ffi_target.
 static PyObject* CopyCapsule(PyObject*, PyObject*) {
   return PyCapsule_New(reinterpret_cast<void*>(&FsStridedCopy), nullptr, nullptr);
+}
+
+static PyObject* CopyOperandsCapsule(PyObject*, PyObject*) {
+  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedCopyOperands), nullptr, nullptr);
 }
 
 static PyObject* WriteCapsule(PyObject*, PyObject*) {
@@ -545,6 +593,8 @@ static PyObject* WriteCapsule(PyObject*, PyObject*) {
 static PyMethodDef kMethods[] = {
     {"strided_copy", CopyCapsule, METH_NOARGS,
      "strided_copy() -> capsule: the XLA FFI handler of the strided copy (XLA:CPU)."},
+    {"strided_copy_operands", CopyOperandsCapsule, METH_NOARGS,
+     "strided_copy_operands() -> capsule: the strided copy with strides as an operand (XLA:CPU)."},
     {"strided_write", WriteCapsule, METH_NOARGS,
      "strided_write() -> capsule: the XLA FFI handler of the strided write (XLA:CPU)."},
     {nullptr, nullptr, 0, nullptr}};

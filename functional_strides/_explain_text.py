@@ -259,7 +259,8 @@ def _plans(subject: _Subject) -> list[str]:
             why += "; only with overlap='last' (the row-major last element wins), else OverlapError"
         out.append(f"write plan (fs.write_plan, mode={mode!r}){note}: {path}: {why}")
     out.append("eager use (outside jit): a contiguous view reads/writes with one dynamic_slice/"
-               "dynamic_update_slice, any other with one gather/scatter compiled once per shape")
+               "dynamic_update_slice, any other with one program compiled once per shape (strides "
+               "and offset passed as arrays)")
     return out
 
 

@@ -31,8 +31,9 @@ paths. The offset is usually traced there (it is a pytree leaf, so that moving a
 recompiles): the view is then read from the window ``lax.dynamic_slice(storage, offset,
 span + 1)`` (:func:`dynamic_window`) with the same plan as at offset 0, so a traced offset
 costs a ``dynamic_slice`` and no gather. Eager use (concrete storage outside ``jit``)
-passes strides and offset as traced int arrays to a gather compiled once per (output
-shape, storage shape, dtype), so a new layout of a known shape costs no XLA compile.
+passes strides and offset as traced int arrays to a program compiled once per (output
+shape, storage shape, dtype), so a new layout of a known shape costs no XLA compile: on CPU
+the strided copy with strides as operands, elsewhere a gather.
 """
 
 from __future__ import annotations
@@ -558,9 +559,20 @@ def _jit_lower(storage, *, layout, method):
 
 @functools.partial(jax.jit, static_argnames=("shape",))
 def _eager_gather(storage, strides, offset, *, shape):
+    return _gather_at(storage, strides, offset, shape)
+
+
+def _gather_at(storage, strides, offset, shape):
+    """One gather of the elements of ``shape`` at ``offset`` + strides (traced arrays)."""
     idx = storage_indices(shape, strides, offset, strides.dtype)
     return _gather(storage, idx, sorted_=False, unique=False,
                    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _eager_copy(storage, strides, offset, *, shape):
+    return _copy_kernel.read_operands(storage, strides, offset, shape,
+                                      lambda s, t, o: _gather_at(s, t, o, shape))
 
 
 @functools.partial(jax.jit, static_argnames=("shape",))
@@ -582,7 +594,8 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
       method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
         ``"slices"``, ``"row_gather"``, ``"gather"``, ``"strided_copy"`` (CPU; other platforms
         read by XLA ops) to force a path. Outside ``jit``,
-        ``"auto"`` uses a gather compiled once per output shape (no compile per layout),
+        ``"auto"`` uses a program compiled once per output shape (no compile per layout:
+        on CPU the strided copy with strides as operands, elsewhere a gather),
         while a forced method compiles once per layout.
     Returns:
       A ``jax.Array`` of shape ``layout.shape`` and ``storage.dtype``.
@@ -618,4 +631,6 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     # a size-1 dim's stride never reaches storage (and may not fit the index dtype)
     live = [s if n > 1 else 0 for n, s in zip(layout.shape, layout.strides, strict=False)]
     strides = np.asarray(live, dtype).reshape(len(layout.shape))
+    if _copy_kernel.supports(storage.dtype):  # on CPU the strided copy, elsewhere the gather
+        return _eager_copy(storage, strides, offset, shape=layout.shape)
     return _eager_gather(storage, strides, offset, shape=layout.shape)

@@ -77,6 +77,31 @@ def test_whole_tiles_of_every_element_size(layout, dtype):
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
+@given(layout=layouts(max_rank=4, negative=True).filter(lambda lay: lay.numel > 0),
+       dtype=st.sampled_from(["int8", "float16", "float32", "complex64", "bool"]))
+def test_eager_reads_take_the_handler_with_strides_as_operands(layout, dtype):
+    """Outside ``jit`` a non-contiguous read is the handler with strides and offset as
+    operands: one program per output shape, whatever the strides."""
+    storage = (storage_for(layout, 2) % 101).astype(dtype)
+    got = materialize(jnp.asarray(storage), layout)
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+def test_eager_reads_compile_once_per_shape():
+    from functional_strides import _lowering
+
+    storage = jnp.arange(4096.0)
+    materialize(storage, Layout((16, 24), (1, 16)))
+    before = _lowering._eager_copy._cache_size()
+    for a, b, off in [(1, 16, 0), (2, 40, 3), (-1, 16, 15), (3, -100, 2500), (0, 7, 9)]:
+        lay = Layout((16, 24), (a, b), off)
+        np.testing.assert_array_equal(np.asarray(materialize(storage, lay)),
+                                      oracle.materialize(np.asarray(storage), lay))
+    assert _lowering._eager_copy._cache_size() == before
+    text = _lowering._eager_copy.lower(storage, np.ones(2, np.int32), np.int32(0), shape=(16, 24)).as_text()
+    assert "functional_strides_strided_copy_operands" in text
+
+
 def test_traced_offsets_read_and_clamp_as_the_xla_path():
     storage = jnp.arange(4000.0)
     layout = Layout((30, 40), (1, 30))
