@@ -364,3 +364,21 @@ def test_offsets_at_the_ends_of_int32_clamp_alike_on_every_path():
             lambda s, o, m=m: fs.write(s, Layout(shape, strides, o), -1.0, method=m))(storage, offset)) == -1)
             for m in ("strided_copy", "scatter")]
         assert slots[0].tolist() == slots[1].tolist() == list(range(low, low + 4))
+
+
+@pytest.mark.parametrize("layout", [Layout((70, 45), (1, 70)), Layout((64, 64), (-1, 64), 63),
+                                    Layout((3, 5, 7), (1, 21, 3), 2)], ids=["tiles", "tiles-rev", "rows"])
+def test_eight_and_sixteen_byte_elements_under_x64(layout):
+    """float64 (8 bytes: the 2x2 register transposes, and "add") and complex128 (16 bytes)."""
+    with jax.enable_x64(True):
+        for dtype in ("float64", "complex128", "int64"):
+            storage = (np.arange(layout.required_storage_size + 2) % 53 - 20).astype(dtype)
+            if dtype == "complex128":
+                storage = storage + 1j * storage[::-1]
+            got = _copy(jnp.asarray(storage), layout)
+            np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout), err_msg=dtype)
+            values = (np.arange(layout.numel).reshape(layout.shape) % 7).astype(dtype)
+            for mode in ("set", "add") if dtype != "complex128" else ("set",):
+                written = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode)
+                want = oracle.scatter(storage, layout, values, mode)
+                np.testing.assert_array_equal(np.asarray(written), want, err_msg=f"{dtype} {mode}")
