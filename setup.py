@@ -2,9 +2,9 @@
 
 * ``functional_strides._dfs_native`` (C): the exact-overlap search (``_dfs.py`` is the same
   search in Python).
-* ``functional_strides._copy_native`` (C++17): the strided copy of ``contiguous()`` on
-  XLA:CPU, an XLA FFI handler; it compiles against the FFI headers that jaxlib ships
-  (``jaxlib/include``), so jaxlib is a build requirement.
+* ``functional_strides._copy_native`` (C++17): the strided copy of ``contiguous()`` and the
+  strided write of ``.at[]`` on XLA:CPU, XLA FFI handlers; it compiles against the FFI
+  headers that jaxlib ships (``jaxlib/include``), so jaxlib is a build requirement.
 
 Both are optional (``optional=True``): without a compiler, or without jaxlib's headers, an
 extension is skipped and the library takes its pure-Python or pure-XLA path instead."""
