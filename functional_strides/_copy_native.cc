@@ -578,24 +578,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedWrite, StridedWrite,
 
 // The Python module: strided_copy(), strided_copy_operands() and strided_write() return the
 // handlers as capsules, for jax.ffi.register_ffi_target.
-static PyObject* CopyCapsule(PyObject*, PyObject*) {
-  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedCopy), nullptr, nullptr);
-}
-
-static PyObject* CopyOperandsCapsule(PyObject*, PyObject*) {
-  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedCopyOperands), nullptr, nullptr);
-}
-
-static PyObject* WriteCapsule(PyObject*, PyObject*) {
-  return PyCapsule_New(reinterpret_cast<void*>(&FsStridedWrite), nullptr, nullptr);
+template <XLA_FFI_Handler* handler>
+PyObject* Capsule(PyObject*, PyObject*) {
+  return PyCapsule_New(reinterpret_cast<void*>(handler), nullptr, nullptr);
 }
 
 static PyMethodDef kMethods[] = {
-    {"strided_copy", CopyCapsule, METH_NOARGS,
+    {"strided_copy", Capsule<FsStridedCopy>, METH_NOARGS,
      "strided_copy() -> capsule: the XLA FFI handler of the strided copy (XLA:CPU)."},
-    {"strided_copy_operands", CopyOperandsCapsule, METH_NOARGS,
+    {"strided_copy_operands", Capsule<FsStridedCopyOperands>, METH_NOARGS,
      "strided_copy_operands() -> capsule: the strided copy with strides as an operand (XLA:CPU)."},
-    {"strided_write", WriteCapsule, METH_NOARGS,
+    {"strided_write", Capsule<FsStridedWrite>, METH_NOARGS,
      "strided_write() -> capsule: the XLA FFI handler of the strided write (XLA:CPU)."},
     {nullptr, nullptr, 0, nullptr}};
 

@@ -462,18 +462,21 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     Semantics: no PyTorch or NumPy counterpart (they copy with one strided loop); the
     choice ``jax.numpy`` would make is always a gather.
     """
-    if not layout.has_static_offset:  # read through dynamic_window: the view at its lowest offset
+    return _plan(layout, method, Need())
+
+
+def _plan(layout: Layout, method: str, need: Need) -> str:
+    # a traced offset is read through dynamic_window: planned as the view at its lowest offset
+    if not layout.has_static_offset:
         layout = Layout(layout.shape, layout.strides, -layout.low_reach)
-    return READS.plan(layout, method, Need())
+    return READS.plan(layout, method, need)
 
 
 def xla_read_plan(layout: Layout) -> str:
     """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
     strided copy): on platforms other than CPU, in derivatives, under ``vmap``, and for
     sharded storages that XLA's partitioner splits."""
-    if not layout.has_static_offset:
-        layout = Layout(layout.shape, layout.strides, -layout.low_reach)
-    return READS.plan(layout, "auto", Need(copy_kernel=False))
+    return _plan(layout, "auto", Need(copy_kernel=False))
 
 
 def _check_span(layout: Layout, n: int) -> int:
@@ -523,9 +526,7 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
 
 
 def _lower(storage: jax.Array, layout: Layout, method: str, copy_kernel: bool = True) -> jax.Array:
-    # a traced offset is planned as the view at its lowest offset (read_plan)
-    planned = layout if layout.has_static_offset else Layout(layout.shape, layout.strides, -layout.low_reach)
-    path = READS.plan(planned, method, Need(copy_kernel=copy_kernel))
+    path = _plan(layout, method, Need(copy_kernel=copy_kernel))
     if path == "empty":
         return jnp.zeros(layout.shape, storage.dtype)
     dtype = index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
