@@ -14,8 +14,8 @@ second compiled copy of itself).
     python benchmarks/lowering_choices.py --only permutes    # one table
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
-is built) against XLA's structured read of permutes by size: the ``COPY_*`` constants of
-``functional_strides/_lowering.py``; the "eager" table times reads outside ``jit`` (strides
+is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
+``COPY_*`` constants of ``functional_strides/_lowering.py``; the "eager" table times reads outside ``jit`` (strides
 as operands), the strided copy against the gather it replaces there.
 """
 
@@ -43,6 +43,7 @@ from functional_strides import (  # noqa: E402
     read_plan,
 )
 from functional_strides._canonical import canonicalize, split_windows  # noqa: E402
+from functional_strides._lowering import xla_read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
@@ -320,30 +321,34 @@ def permutes_table(repeats: int, scale: int) -> None:
 
 
 def copy_table(repeats: int, top: int) -> None:
-    """The strided copy against XLA's structured read of the same permute, by size: the
+    """The strided copy against XLA's best read of the same permute or windows, by size: the
     constants ``COPY_*`` of ``functional_strides/_lowering.py``."""
-    print("\n=== permutes by size: the strided copy (CPU) against XLA's structured read ===")
+    print("\n=== permutes and windows by size: the strided copy (CPU) against XLA's best read ===")
     try:
         read_plan(Layout((64, 64), (1, 64)), "strided_copy")
     except fs.LayoutError as exc:
         print(f"  not measured: {exc}")
         return
-    print(f"  {'layout':<28} {'elements':>9} {'structured ms':>14} {'strided_copy ms':>16} {'ratio':>6}")
+    print(f"  {'layout':<28} {'elements':>9} {'XLA path':>10} {'XLA ms':>9} {'strided_copy ms':>16} "
+          f"{'ratio':>6}")
     families = {
         "transpose (tiles)": lambda n: Layout((2 ** ((n + 1) // 2), 2 ** (n // 2)), (1, 2 ** ((n + 1) // 2))),
         "(n/64, 64) to last (tiles)": lambda n: Layout((2 ** n // 64, 64), (1, 2 ** n // 64)),
         "rows of 16 (rows)": lambda n: Layout((16, 2 ** n // 256, 16), (16, 256, 1)),
         "rows of 64, heads (rows)": lambda n: Layout((16, 2 ** n // 1024, 64), (64, 1024, 1)),
+        "frames 256/64 (windows)": lambda n: Layout((2 ** n // 256, 256), (64, 1)),
+        "frames 1024/256 (windows)": lambda n: Layout((2 ** n // 1024, 1024), (256, 1)),
     }
     for name, make in families.items():
         for log2 in range(12, top + 1, 2):
             layout = make(log2)
             x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+            path = xla_read_plan(layout)
             fns = [jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
-                   for m in ("structured", "strided_copy")]
+                   for m in (path, "strided_copy")]
             xla, copy = _times(fns, x, repeats)
             size = f"2^{log2}"
-            print(f"  {name:<28} {size:>9} {xla * 1e3:14.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
+            print(f"  {name:<28} {size:>9} {path:>10} {xla * 1e3:9.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
 
 
 def eager_table(repeats: int, scale: int) -> None:

@@ -11,7 +11,8 @@ another dim runs through memory, chunks of the output spread over XLA's intra-op
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
-(``input_output_aliases``).
+(``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
+threads by runs of storage slots, each window clipped to the run.
 
 In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
 (``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a
@@ -220,8 +221,10 @@ def write(storage: jax.Array, layout: Layout, values: jax.Array, mode: str, over
         as :func:`read` clamps it.
       values: the values, broadcastable to ``layout.shape``, of the storage's dtype.
       mode: ``"set"`` or ``"add"``.
-      overlapping: whether elements of the view share slots: the handler then writes on one
-        thread in row-major order (the last element wins a ``"set"``).
+      overlapping: whether elements of the view share slots: the handler then writes in
+        row-major order (the last element wins a ``"set"``, additions arrive in that order),
+        on one thread unless the view is overlapping windows (dims ``(count, length):(step,
+        1)``, ``0 < step < length``), which it splits by runs of storage slots.
       fallback: ``fallback(storage, layout, values)``, the XLA write, for other platforms
         and for the derivative.
       offset_dtype: as for :func:`read`.

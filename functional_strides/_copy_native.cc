@@ -17,20 +17,26 @@
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
 //     dim runs through memory, is 32 x 32 elements of those two dims, moved through a
 //     buffer in L1 along the running dim on the view's side and along the last on the dense
-//     side, so each cache line on either side is moved whole (a write through a view whose
-//     elements share slots takes plain blocks only, on one thread, in row-major order).
-// Blocks are numbered in the order of the output; chunks of consecutive blocks are claimed
-// from an atomic counter by the calling thread and by tasks on XLA's intra-op pool, so a
-// thread waits only for chunks another thread is running.
+//     side, so each cache line on either side is moved whole.
+// A write through a view whose elements share slots runs in the view's row-major order
+// (the last write of a slot wins, additions arrive in that order): overlapping windows
+// (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
+// slots, each window clipped to the block; any other such view on one thread, in plain
+// blocks.
+// Blocks are numbered in the order of the output; chunks of consecutive blocks (of
+// kChunkBytes' cost at least) are claimed from an atomic counter by the calling thread and by
+// tasks on XLA's intra-op pool, so a thread waits only for chunks another thread is running.
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -51,7 +57,9 @@ namespace {
 constexpr int64_t kRows = 32;  // a tile's extent along the running dim (output rows)
 constexpr int64_t kCols = 32;  // a tile's extent along the last dim (output columns)
 constexpr int64_t kLineBytes = 64;               // a cache line
-constexpr int64_t kChunkBytes = int64_t{1} << 18;  // output bytes per claimed chunk
+constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory touched per claimed chunk, at least
+constexpr int64_t kChunksPerThread = 4;           // chunks per thread, at most
+constexpr int64_t kPageBytes = 4096;              // a page: what a far jump costs at most (a TLB miss)
 constexpr int kMaxRank = 64;
 
 struct U128 {
@@ -72,9 +80,20 @@ struct Plan {
   int64_t count[kMaxRank];     // extent of each counter
   int64_t in_step[kMaxRank];   // input elements per step of each counter
   int64_t out_step[kMaxRank];  // output elements per step of each counter
+  bool windows = false;        // overlapping rows (sizes[1] elements, strides[0] < sizes[1]
+  int64_t w_rows = 0, w_len = 0, w_step = 0;  // apart) written by runs of storage slots
   int64_t blocks = 1;          // product of count
-  int64_t block_bytes = 0;     // output bytes of a whole block
+  int64_t block_cost = 0;      // bytes of memory a whole block touches (see ElementCost)
 };
+
+// The bytes of memory one element of a plain block costs to move: its own bytes where the
+// block runs through memory (or repeats one slot), the jump where elements lie apart (every
+// element of a stride-2 block touches two), and at most a page, whose TLB miss dominates the
+// element's cost. Chunks hold kChunkBytes of that cost, so a column of far-apart elements is
+// split across threads as finely as a block of the same traffic would be.
+int64_t ElementCost(int64_t stride, int64_t es) {
+  return std::clamp(Abs(stride) * es, es, kPageBytes);
+}
 
 // serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
 // slots. view_order: the blocks in the storage's order instead of the dense array's (for a
@@ -88,7 +107,23 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.count[0] = 1;
     p.in_step[0] = p.out_step[0] = 0;
     p.rank = 1;
-    p.block_bytes = es;
+    p.block_cost = es;
+    return p;
+  }
+  if (serial && rank == 2 && strides[1] == 1 && strides[0] > 0 && strides[0] < sizes[1]) {
+    // Windows (overlap-add of frames): block b is the storage slots [b * piece, (b + 1) *
+    // piece) from the view's start, every window clipped to it and written in row-major
+    // order. A slot lies in one block, and its windows reach it in row-major order in that
+    // block, so the blocks run in parallel with the serial loop's results, bit for bit.
+    p.windows = true;
+    p.w_rows = sizes[0];
+    p.w_len = sizes[1];
+    p.w_step = strides[0];
+    const int64_t span = (sizes[0] - 1) * strides[0] + sizes[1];
+    const int64_t cost = es * ((sizes[1] + strides[0] - 1) / strides[0]);  // windows per slot
+    p.piece = std::min(span, std::max<int64_t>(1, kChunkBytes / cost));
+    p.blocks = (span + p.piece - 1) / p.piece;
+    p.block_cost = p.piece * cost;
     return p;
   }
   std::vector<int64_t> out_stride(rank);
@@ -137,15 +172,16 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.out_step[p.rank] = kCols;
     ++p.rank;
     p.n_last = sizes[d];
-    p.block_bytes = kRows * kCols * es;
+    p.block_cost = kRows * kCols * es;
   } else {
     p.n_last = sizes[d];
-    p.piece = std::min(sizes[d], std::max<int64_t>(1, kChunkBytes / es));
+    const int64_t cost = ElementCost(strides[d], es);
+    p.piece = std::min(sizes[d], std::max<int64_t>(1, kChunkBytes / cost));
     p.count[p.rank] = (sizes[d] + p.piece - 1) / p.piece;
     p.in_step[p.rank] = p.piece * strides[d];
     p.out_step[p.rank] = p.piece;
     ++p.rank;
-    p.block_bytes = p.piece * es;
+    p.block_cost = p.piece * cost;
   }
   for (int i = 0; i < p.rank; ++i) p.blocks *= p.count[i];
   return p;
@@ -325,8 +361,27 @@ struct Write {
 
 // Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)
 // and whose dense array starts at dense; Mover reads or writes each block.
+// Blocks [lo, hi) of a windows plan: each window's part within the blocks' slots.
+template <typename Mover, typename V, typename D>
+void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
+  const int64_t span = (p.w_rows - 1) * p.w_step + p.w_len;
+  const int64_t a = lo * p.piece, b = std::min(span, hi * p.piece);
+  // the windows k with k * step < b and k * step + len > a
+  const int64_t first = a >= p.w_len ? (a - p.w_len) / p.w_step + 1 : 0;
+  const int64_t end = std::min(p.w_rows, (b + p.w_step - 1) / p.w_step);
+  for (int64_t k = first; k < end; ++k) {
+    const int64_t at = k * p.w_step;
+    const int64_t from = std::max(a, at), to = std::min(b, at + p.w_len);
+    if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1);
+  }
+}
+
 template <typename Mover, typename V, typename D>
 void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
+  if (p.windows) {
+    RunWindows<Mover>(p, view, dense, lo, hi);
+    return;
+  }
   int64_t idx[kMaxRank];
   int64_t in_off = 0, out_off = 0;
   int64_t rest = lo;
@@ -424,6 +479,17 @@ struct Work {
   }
 };
 
+// How long the calling thread spins for the helpers' last chunks before it sleeps.
+constexpr int64_t kSpinMicros = 200;
+
+inline void Pause() {
+#if defined(__SSE2__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
 int64_t OffsetAt(const ffi::AnyBuffer& offset) {
   if (offset.element_type() == ffi::DataType::S64) {
     return *static_cast<const int64_t*>(offset.untyped_data());
@@ -433,7 +499,8 @@ int64_t OffsetAt(const ffi::AnyBuffer& offset) {
 
 // One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
 // `dense_base` the dense array of the view's shape, `serial` a write through a view whose
-// elements share slots: one thread, in row-major order (the last write wins).
+// elements share slots: in row-major order (the last write wins), on one thread unless the
+// view is windows (MakePlan).
 ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
                   ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
                   ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t below,
@@ -463,17 +530,32 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
   work->view = view_base + (start - below) * es;
   work->dense = dense_base;
-  work->per_chunk = serial ? plan.blocks
-                           : std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, plan.block_bytes));
+  // Chunks of kChunkBytes' cost at least, and no more than kChunksPerThread per thread: a large
+  // output is cut into long runs, so that the threads fault in (and write) different pages.
+  const int64_t threads = std::max<int64_t>(1, pool.num_threads());
+  const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
+  const int64_t fewest = (plan.blocks + kChunksPerThread * threads - 1) / (kChunksPerThread * threads);
+  const bool one_thread = serial && !plan.windows;
+  work->per_chunk = one_thread ? plan.blocks : std::max<int64_t>({1, kChunkBytes / block_cost, fewest});
   work->chunks = (plan.blocks + work->per_chunk - 1) / work->per_chunk;
   if (work->chunks == 0) return ffi::Error::Success();
-  const int64_t helpers = serial ? 0 : std::min<int64_t>(pool.num_threads(), work->chunks) - 1;
+  const int64_t helpers = one_thread ? 0 : std::min<int64_t>(pool.num_threads(), work->chunks) - 1;
   for (int64_t h = 0; h < helpers; ++h) {
     pool.Schedule([work] { work->Drain(); });
   }
   work->Drain();
-  std::unique_lock<std::mutex> lock(work->mu);
-  work->cv.wait(lock, [&] { return work->done.load() == work->chunks; });
+  // Every chunk is claimed: what is left runs on a helper and takes one chunk's time at most,
+  // far less than a sleep and a wake-up cost on a loaded or virtual machine; spin that long
+  // before sleeping.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+  while (work->done.load(std::memory_order_acquire) != work->chunks) {
+    if (std::chrono::steady_clock::now() > spin_until) {
+      std::unique_lock<std::mutex> lock(work->mu);
+      work->cv.wait(lock, [&] { return work->done.load() == work->chunks; });
+      break;
+    }
+    Pause();
+  }
   return ffi::Error::Success();
 }
 

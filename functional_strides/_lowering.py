@@ -83,18 +83,23 @@ SLICES_MAX_PIECES = 0
 #: "permutes" table, 18 formulations in one interleave, sees every one near 10 ms.)
 GATHER_MAX_ROWS = 32
 GATHER_ROWS_APART = 1024
-# The strided copy on CPU (_copy_kernel.py) against XLA's structured read of the same view
+# The strided copy on CPU (_copy_kernel.py) against XLA's best read of the same view
 # (benchmarks/lowering_choices.py --only copy: best of 15 interleaved calls, float32, 2-core
-# x86-64; ratios copy / XLA): transposes, read by cache tiles, 1.02 at 2^12 elements,
-# 0.35-0.80 from 2^14 to 2^26; (n/64, 64) permutes to the last dim 1.08 at 2^12, 0.41-0.90
-# from 2^14; permutes that keep rows of 64 contiguous elements (attention heads) 1.10-1.24 up
-# to 2^20, 0.69-0.94 from 2^22; rows of 16 elements 1.25-2.36 at every size (a call per row).
+# x86-64; ratios copy / XLA): transposes, read by cache tiles, 1.10 at 2^12 elements,
+# 0.34-0.76 from 2^14 to 2^26; (n/64, 64) permutes to the last dim 1.05 at 2^12, 0.25-0.75
+# from 2^14; permutes that keep rows of 64 contiguous elements (attention heads) 0.99-1.22 up
+# to 2^17, 0.64-0.84 from 2^18; rows of 16 elements 1.08-1.57 at every size (a call per row);
+# overlapping windows of 256 and 1024 elements (unfold frames, against the row gather)
+# 1.02-1.19 up to 2^17, 0.55-1.02 from 2^18 to 2^22, 0.99-1.09 from 2^24 (both at the
+# bandwidth of writing a fresh output); rows that neither move nor overlap (a plain slice)
+# 0.95-1.14: XLA's slice keeps them.
 #: Permutes read by cache tiles: from this many elements the strided copy takes them ...
 COPY_MIN_ELEMENTS = 2**14
 #: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32).
 COPY_TILE_JUMP = 16
-#: Permutes that keep the innermost dim contiguous: from this many elements ...
-COPY_ROWS_MIN_ELEMENTS = 2**21
+#: Permutes that keep the innermost dim contiguous, and overlapping windows: from this many
+#: elements ...
+COPY_ROWS_MIN_ELEMENTS = 2**18
 #: ... and rows of at least this many elements.
 COPY_MIN_ROW = 64
 
@@ -382,20 +387,34 @@ def copy_kind(c: Canonical) -> str | None:
     """How the strided copy would read canonical form ``c``, for the ``"auto"`` rule:
     ``"tiles"`` (a permute whose innermost dim jumps at least ``COPY_TILE_JUMP`` elements,
     while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
-    innermost dim contiguous: a ``memcpy`` per row) or None (no permute, or stride-0 dims)."""
-    if c.perm == tuple(range(len(c.perm))) or c.broadcast:
+    innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
+    rows that overlap: ``unfold`` frames) or None (stride-0 dims, or none of these)."""
+    if c.broadcast or not c.dims:
         return None
     last = c.dims[c.perm[-1]][1]
-    if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
-        return "tiles"
-    return "rows" if last == 1 else None
+    if c.perm != tuple(range(len(c.perm))):
+        if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
+            return "tiles"
+        return "rows" if last == 1 else None
+    return "windows" if last == 1 and _rows_overlap(c.dims) else None
+
+
+def _rows_overlap(dims) -> bool:
+    """Some dim steps by less than the span of the dims inside it (its rows share slots)."""
+    span = 1
+    for n, s in reversed(dims):
+        if s < span:
+            return True
+        span += (n - 1) * s
+    return False
 
 
 def _copy_pays(c: Canonical) -> bool:
     kind = copy_kind(c)
     if kind == "tiles":
         return c.numel >= COPY_MIN_ELEMENTS
-    return kind == "rows" and c.numel >= COPY_ROWS_MIN_ELEMENTS and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW
+    return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
+            and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
 
 
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
@@ -430,9 +449,9 @@ METHODS = READS.methods
 def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
-    ``"auto"`` takes ``"strided_copy"`` for a permute that the compiled strided copy reads
-    faster (on CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*``
-    thresholds), else ``"structured"`` whenever the canonical dims form a strided box (no
+    ``"auto"`` takes ``"strided_copy"`` for a permute or overlapping windows that the compiled
+    strided copy reads faster (on CPU, where the C++ extension is built: :func:`copy_kind`;
+    ``COPY_*`` thresholds), else ``"structured"`` whenever the canonical dims form a strided box (no
     gather is emitted then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
     innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping

@@ -191,7 +191,14 @@ def test_auto_keeps_xla_where_it_is_as_fast():
     assert fs.read_plan(Layout((64, 64), (1, 64))) == "structured"  # small: the call costs more
     assert fs.read_plan(Layout((2048, 2048), (8192, 2))) == "structured"  # a strided slice
     assert fs.read_plan(Layout((4096, 4096), (0, 1))) == "structured"  # an expand
-    assert fs.read_plan(Layout((16381, 1024), (256, 1))) == "row_gather"  # framed windows
+    assert fs.read_plan(Layout((511, 256), (64, 1))) == "row_gather"  # framed windows, < 2^18
+    assert fs.read_plan(Layout((1024, 512), (1024, 1))) == "structured"  # rows of a plain slice
+
+
+def test_auto_takes_the_handler_for_large_framed_windows():
+    assert fs.read_plan(Layout((16381, 1024), (256, 1))) == "strided_copy"
+    assert fs.read_plan(Layout((1024, 256), (64, 1))) == "strided_copy"
+    assert fs.read_plan(Layout((8192, 32), (8, 1))) == "row_gather"  # rows of 32: a call per row
 
 
 def test_sub_byte_dtypes_take_the_xla_path_or_refuse_the_forced_method():
@@ -262,15 +269,43 @@ def test_writes_match_the_oracle(layout, mode, dtype, slack):
     Layout((4096,), (17,), 5),  # a column
     Layout((256, 512), (2048, 2)),  # every other element of every fourth row
     Layout((1024, 512), (1, 1024)),  # several chunks, over the threads
-    Layout((100, 64), (16, 1)),  # overlapping rows: one thread
+    Layout((100, 64), (16, 1)),  # overlapping windows: runs of slots
+    Layout((100, 64), (-16, 1), 1584),  # windows backwards: one thread
     Layout((3, 500), (0, 1)),  # an expanded row: one thread
-], ids=["tile-edges", "tile-rev", "column", "strided", "chunks", "overlap-rows", "expand"])
+], ids=["tile-edges", "tile-rev", "column", "strided", "chunks", "overlap-rows", "overlap-rev", "expand"])
 def test_each_path_of_the_write_handler(layout, mode):
     storage = np.arange(layout.required_storage_size + 7, dtype=np.float32)
     values = np.random.default_rng(0).standard_normal(layout.shape).astype(np.float32)
     got = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
     want = oracle.scatter(storage, layout, values, mode)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)  # sums in another order
+
+
+@given(count=st.integers(1, 300), length=st.integers(2, 1100), step=st.integers(1, 1100),
+       offset=st.integers(0, 9), mode=st.sampled_from(["set", "add"]),
+       dtype=st.sampled_from(["float32", "int32", "uint8"]))
+def test_overlapping_windows_are_written_in_row_major_order(count, length, step, offset, mode, dtype):
+    """Windows (count, length):(step, 1) that overlap are split over threads by runs of storage
+    slots (a slot in w windows costs w elements, so long windows a step of 1 apart run in
+    runs of 64 slots, many chunks): bit for bit the serial loop's result (the last window
+    wins a set, a slot's additions arrive in row-major order)."""
+    if mode == "add" and dtype == "uint8":
+        mode = "set"  # the handler adds 32- and 64-bit elements only
+    step = min(step, length - 1)
+    layout = Layout((count, length), (step, 1), offset)
+    rng = np.random.default_rng(count * 7919 + length)
+    storage = (rng.standard_normal(layout.required_storage_size + 5) * 50).astype(dtype)
+    values = (rng.standard_normal(layout.shape) * 50).astype(dtype)
+    got = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
+    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, mode))
+
+
+def test_auto_writes_overlapping_windows_with_the_handler():
+    frames = Layout((16381, 1024), (256, 1))
+    assert fs.write_plan(frames, 4194304, mode="add") == "strided_copy"
+    assert fs.write_plan(Layout((4096, 4), (1, 1)), 4099, mode="add") == "strided_copy"
+    assert fs.write_plan(Layout((4096, 2), (1, 1)), 4097, mode="add") != "strided_copy"  # a call per pair
+    assert fs.write_plan(Layout((100, 64), (-16, 1), 1584), 1648, mode="add") != "strided_copy"  # one thread
 
 
 def test_a_donated_write_updates_the_storage_in_place():

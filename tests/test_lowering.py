@@ -156,7 +156,7 @@ BENCHMARK_LAYOUTS = [
     ("transpose-4096", Layout((4096, 4096), (1, 4096)), 4096 * 4096, "structured", True),
     ("every-other-row-col", Layout((2048, 2048), (8192, 2)), 4096 * 4096, "structured", False),
     ("row-expanded", Layout((4096, 4096), (0, 1)), 4096 * 4096, "structured", False),
-    ("frames-1024-256", Layout((16381, 1024), (256, 1)), 2**22, "row_gather", False),
+    ("frames-1024-256", Layout((16381, 1024), (256, 1)), 2**22, "row_gather", True),
     ("heads", Layout((16, 16, 1024, 64), (2**20, 64, 1024, 1)), 2**24, "structured", True),
 ]
 
