@@ -15,8 +15,8 @@ second compiled copy of itself).
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
-``COPY_*`` constants of ``functional_strides/_lowering.py``; the "eager" table times reads outside ``jit`` (strides
-as operands), the strided copy against the gather it replaces there.
+``COPY_*`` constants of ``functional_strides/_lowering.py``; the "eager" table times reads
+outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
 """
 
 from __future__ import annotations
