@@ -101,6 +101,7 @@ ROUND_BUDGET_S = 20.0
 # Fast calls are repeated back to back until a timing sample lasts about this long (s).
 MIN_SAMPLE_S = 2e-3
 AGAIN = "ours_again"  # the A/A control column (not shown among the ratios)
+FLOOR = "floor"  # a jitted copy of one element: the fixed cost of any call (not a rival)
 
 
 # -- cases --------------------------------------------------------------------------------
@@ -449,6 +450,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     if case.native is not None:
         comps["native"] = _compile(case.native, storage)
     comps["copy"] = _compile_copy(case.out_elements)
+    floor = _compile_copy(1)
     fns: dict[str, Callable[[], Any]] = {name: c.call for name, c in comps.items()}
     torch_fn = _torch_fn(case)
     if torch_fn is not None:
@@ -457,7 +459,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     checked = {n: f() for n, f in fns.items() if n != "copy"}
     agree = _check(case, checked)
     del checked
-    fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call}
+    fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call, FLOOR: floor.call}
     samples, rounds = time_columns(fns, repeat)
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
     faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
@@ -477,6 +479,8 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "ratios": _ratios(times),
         "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
         "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
+        "floor_s": statistics.median(samples[FLOOR]),
+        "floor_min_s": min(samples[FLOOR]),
         "rounds": rounds,
         "faults_per_call": faults,
         "compile_s": {n: c.compile_s for n, c in comps.items()},

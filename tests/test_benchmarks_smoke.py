@@ -217,6 +217,27 @@ def test_a_miss_is_explained_only_by_a_rival_faster_than_xla_copy_at_our_speed()
     assert header[-1] == "a miss's measured limit" and rows[0][-1] == miss["limit_note"]
 
 
+def test_a_miss_within_the_call_floor_is_explained_by_it():
+    """The other measured limit: ours less the floor of a jitted call (timed in the same
+    rounds) no slower than the rival's whole call; nothing where that remainder is slower,
+    where ours wins, or where no floor was measured."""
+    report = _report()
+    note = report.call_floor_note
+    t = {"ours": 0.008, "gather": 0.05, "native": 0.015, "torch": 0.009, "numpy": 0.004, "copy": 0.001}
+    assert note(t, 0.005) == ("the call's floor: ours 8 ms = the floor of a jitted call 5 ms + 3 ms; "
+                              "numpy takes 4 ms in all")
+    assert note(t, 0.003) is None           # 5 ms of work against numpy's 4 ms: not the floor
+    assert note({**t, "ours": 0.0035}, 0.003) is None  # ours is the fastest: no miss
+    assert note(t, None) is None
+    record = {**_record("run1"), "times_s": t, "min_times_s": t, "floor_s": 0.005}
+    miss = next(x for x in report._case_targets("c", record) if x["target"].startswith("c: ours / min"))
+    assert miss["met"] is False and miss["limit_note"] == note(t, 0.005)
+    header, rows = report.write_rows([{"case": "w", "mode": "set", "elements": 4, "ours_s": 0.02,
+                                       "ours_donated_s": 0.012, "ours_donated_min_s": 0.012, "torch_s": 0.01,
+                                       "torch_min_s": 0.01, "floor_donated_s": 0.004}])
+    assert rows[0][-2:] == ["NO", note({"ours": 0.012, "torch": 0.01}, 0.004)]
+
+
 def test_merge_results_replaces_only_what_was_measured():
     report = _report()
     meta = {"small": False, "command": "old", "timestamp": "2026-01-01 00:00 UTC", "plot": "p.png"}
