@@ -94,9 +94,38 @@ def call_floor_note(t: dict[str, float | None], floor: float | None) -> str | No
             f"{rivals[best] * 1e3:.3g} ms in all")
 
 
+#: Page faults per call from which a fresh output's faults count as a limit ...
+FAULTS_MIN = 64
+#: ... when the rival takes at most this fraction of ours.
+FAULTS_RIVAL_FRACTION = 0.25
+
+
+def fault_note(t: dict[str, float | None], faults: dict[str, float] | None) -> str | None:
+    """Why the fastest rival is out of reach, when the times ``t`` and the page faults per
+    call show it: ours no slower than XLA's copy of the output's bytes (within
+    ``XLA_FLOOR_SLACK``), which the rival beats, and the rival takes a small fraction of our
+    faults (it writes into memory already mapped, while a compiled program's output is a fresh
+    buffer that the kernel maps and zeroes page by page). None otherwise."""
+    copy = t.get("copy")
+    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
+    if not copy or not rivals or not faults or faults.get("ours") is None:
+        return None
+    best = min(rivals, key=rivals.__getitem__)
+    ours_f, best_f = faults["ours"], faults.get(best)
+    if (t["ours"] > copy * XLA_FLOOR_SLACK or rivals[best] >= copy or best_f is None
+            or ours_f < FAULTS_MIN or best_f > FAULTS_RIVAL_FRACTION * ours_f):
+        return None
+    return (f"the fresh output: ours {t['ours'] * 1e3:.3g} ms with {ours_f:.0f} page faults per call, "
+            f"{best} {rivals[best] * 1e3:.3g} ms with {best_f:.0f} (its buffer already mapped); XLA's own "
+            f"copy of the output's bytes takes {copy * 1e3:.3g} ms")
+
+
 def limit_note(rec: dict[str, Any]) -> str | None:
-    """The measured limit of a record's miss: XLA's copy of the output, else the call's floor."""
-    return xla_floor_note(rec["times_s"]) or call_floor_note(rec["times_s"], rec.get("floor_s"))
+    """The measured limit of a record's miss: XLA's copy of the output, the fresh output's
+    page faults, else the call's floor."""
+    t = rec["times_s"]
+    return (xla_floor_note(t) or fault_note(t, rec.get("faults_per_call"))
+            or call_floor_note(t, rec.get("floor_s")))
 
 
 def _case_targets(name: str, rec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -486,7 +515,9 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
               "ever adds time, so the minima show the uncontended ratio). *A miss's measured limit*: "
               "for a rival out of reach, the numbers of the same run that show why (ours within "
               f"{XLA_FLOOR_SLACK:g}x XLA's own copy of the output's bytes, which the rival beats: no "
-              "XLA program makes that output faster; or the call's floor: ours, less the time of a "
+              "XLA program makes that output faster; or the fresh output: ours at or below that copy, "
+              "which the rival beats while taking under a quarter of our page faults per call; or "
+              "the call's floor: ours, less the time of a "
               "jitted copy of one element measured in the same rounds, no slower than the rival's "
               "whole call); '-' where the run shows none.", "",
               format_markdown(*target_rows(evaluate_targets(result))),

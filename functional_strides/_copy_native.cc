@@ -57,7 +57,7 @@ namespace {
 constexpr int64_t kRows = 32;  // a tile's extent along the running dim (output rows)
 constexpr int64_t kCols = 32;  // a tile's extent along the last dim (output columns)
 constexpr int64_t kLineBytes = 64;               // a cache line
-constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory touched per claimed chunk, at least
+constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory a claimed chunk touches, at least
 constexpr int64_t kChunksPerThread = 4;           // chunks per thread, at most
 constexpr int64_t kPageBytes = 4096;              // a page: what a far jump costs at most (a TLB miss)
 constexpr int kMaxRank = 64;
@@ -359,8 +359,6 @@ struct Write {
   }
 };
 
-// Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)
-// and whose dense array starts at dense; Mover reads or writes each block.
 // Blocks [lo, hi) of a windows plan: each window's part within the blocks' slots.
 template <typename Mover, typename V, typename D>
 void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
@@ -376,6 +374,8 @@ void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   }
 }
 
+// Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)
+// and whose dense array starts at dense; Mover reads or writes each block.
 template <typename Mover, typename V, typename D>
 void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   if (p.windows) {

@@ -116,12 +116,20 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
         return path, _xla_read_reason(layout, n, path)
     c = _canonical.canonicalize(layout)
     xla = _lowering.xla_read_plan(layout)
-    return path, (f"a permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements: one call of the "
-                  "compiled "
-                  "strided copy on CPU (the output written once in order, a memcpy per contiguous run, "
-                  "32x32 tiles where the last dim jumps a cache line per element, chunks spread over XLA's "
-                  f"threads); on other platforms, in derivatives and under vmap {xla}: "
-                  f"{_xla_read_reason(layout, n, xla)}")
+    kind = _lowering.copy_kind(c)
+    row = c.dims[c.perm[-1]][0] if c.dims else 0
+    what = {
+        "tiles": f"a permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements whose last dim jumps "
+                 f">= {_lowering.COPY_TILE_JUMP} elements",
+        "rows": f"a permute of {c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
+                f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
+        "windows": f"{c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
+                   f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
+    }.get(kind, f"{c.numel} elements")
+    return path, (f"{what}: one call of the compiled strided copy on CPU (the output written once in "
+                  "order, a memcpy per contiguous run, 32x32 tiles where the last dim jumps a cache line "
+                  f"per element, chunks spread over XLA's threads); on other platforms, in derivatives "
+                  f"and under vmap {xla}: {_xla_read_reason(layout, n, xla)}")
 
 
 def _xla_read_reason(layout: Layout, n: int, path: str) -> str:
@@ -180,11 +188,14 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
     if path != "strided_copy":
         return path, _xla_write_reason(layout, n, mode, path)
     xla = _scatter._plan(layout, n, mode, "auto", "write", copy_kernel=False)
-    numel = _canonical.canonicalize(layout).numel
-    return path, (f"{numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
-                  f"{mode!r}: one call of the compiled strided write on CPU, which updates the view's slots "
-                  "in place when the storage is donated (else XLA copies the storage first); on other "
-                  f"platforms, in derivatives, under vmap and for dtypes it does not {mode} {xla}: "
+    c = _canonical.canonicalize(layout)
+    windows = (f" (overlapping windows {_dims_text(c.dims)}: split over XLA's threads by runs of storage "
+               "slots, each slot's elements in row-major order)" if _scatter._parallel_windows(c) else "")
+    return path, (f"{c.numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
+                  f"{mode!r}{windows}: one call of the compiled strided write on CPU, which updates the "
+                  "view's slots in place when the storage is donated (else XLA copies the storage "
+                  f"first); on other platforms, in derivatives, under vmap and for dtypes it does not "
+                  f"{mode} {xla}: "
                   f"{_xla_write_reason(layout, n, mode, xla)}")
 
 

@@ -238,6 +238,24 @@ def test_a_miss_within_the_call_floor_is_explained_by_it():
     assert rows[0][-2:] == ["NO", note({"ours": 0.012, "torch": 0.01}, 0.004)]
 
 
+def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_them():
+    report = _report()
+    note = report.fault_note
+    t = {"ours": 0.007, "gather": 0.009, "native": None, "torch": 0.007, "numpy": 0.0053, "copy": 0.0098}
+    faults = {"ours": 543, "gather": 541, "torch": 541, "numpy": 0, "copy": 541}
+    assert note(t, faults) == ("the fresh output: ours 7 ms with 543 page faults per call, numpy 5.3 ms "
+                               "with 0 (its buffer already mapped); XLA's own copy of the output's bytes "
+                               "takes 9.8 ms")
+    assert note(t, {**faults, "numpy": 541}) is None   # the rival faults as much
+    assert note({**t, "ours": 0.012}, faults) is None  # ours slower than XLA's copy
+    assert note({**t, "numpy": 0.01}, faults) is None  # the rival does not beat that copy
+    assert note(t, {**faults, "ours": 10}) is None     # too few faults to matter
+    assert note(t, None) is None
+    record = {**_record("run1"), "times_s": t, "min_times_s": t, "faults_per_call": faults}
+    miss = next(x for x in report._case_targets("c", record) if x["target"].startswith("c: ours / min"))
+    assert miss["limit_note"] == note(t, faults)
+
+
 def test_merge_results_replaces_only_what_was_measured():
     report = _report()
     meta = {"small": False, "command": "old", "timestamp": "2026-01-01 00:00 UTC", "plot": "p.png"}
