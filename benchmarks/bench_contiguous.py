@@ -22,7 +22,9 @@ Every JAX column is compiled ahead of time (``jit(...).lower(...).compile()``) a
 compiled executable is called, so all columns pay the same dispatch. Times are medians of
 ``--repeat`` rounds after warm-up, with ``block_until_ready``. Ratios are ``ours / column``
 (below 1: ours is faster); the A/A ratio, ``ours`` against a second compiled copy of itself
-timed in the same rounds, is the noise floor of the row. The run also reports, for
+timed in the same rounds, is the noise floor of the row; a jitted copy of one element, timed
+in the same rounds too (``floor_s`` in the JSON), is the fixed cost of any call, with which
+``bench_report.py`` explains a miss to a rival faster than that cost allows. The run also reports, for
 ``ours``: compile time (trace + lower + compile), optimised HLO text size, and
 ``compiled.memory_analysis()`` temp bytes against output bytes; the eager cost of view ops
 (pure metadata) against PyTorch's; a size sweep; and checks every column's values against
