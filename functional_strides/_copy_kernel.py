@@ -123,9 +123,33 @@ def coalesced(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[i
     return tuple(sizes), tuple(out)
 
 
+def _varying(aval) -> frozenset:
+    """The manual mesh axes a value varies over (inside ``jax.shard_map``; empty elsewhere)."""
+    return getattr(getattr(aval, "mat", None), "varying", frozenset())
+
+
+def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
+    """The operands made to vary over the same manual mesh axes, the union of theirs, and the
+    keyword that gives an FFI call's result that type: inside ``jax.shard_map`` (which checks
+    what varies over which axis) a custom call takes operands that vary alike and returns
+    what its operands vary over, as XLA's own ops do."""
+    if not hasattr(jax, "typeof"):  # a JAX that tracks no varying axes
+        return operands, {}
+    axes = frozenset().union(*(_varying(jax.typeof(x)) for x in operands))
+    if not axes:
+        return operands, {}
+    out = tuple(x if _varying(jax.typeof(x)) == axes
+                else lax.pcast(x, tuple(sorted(axes - _varying(jax.typeof(x)), key=str)), to="varying")
+                for x in operands)
+    aval = jax.typeof(out[0])
+    return out, {"sharding": jax.sharding.NamedSharding(aval.sharding.mesh, jax.sharding.PartitionSpec()),
+                 "manual_axis_type": aval.mat}
+
+
 def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
          strides: tuple[int, ...]) -> jax.Array:
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype))
+    (storage, offset), kind = _alike(storage, offset)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))
     return call(storage, offset, **_view_attrs(shape, strides))
 
 
@@ -185,7 +209,8 @@ def _offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
 
 
 def _write_ffi(storage, values, offset, shape, strides, mode, serial):
-    call = jax.ffi.ffi_call(WRITE_TARGET, jax.ShapeDtypeStruct(storage.shape, storage.dtype),
+    (storage, values, offset), kind = _alike(storage, values, offset)
+    call = jax.ffi.ffi_call(WRITE_TARGET, jax.ShapeDtypeStruct(storage.shape, storage.dtype, **kind),
                             input_output_aliases={0: 0})
     return call(storage, values, offset, **_view_attrs(shape, strides),
                 mode=np.int64(_write_mode(storage.dtype, mode)), serial=serial)
@@ -274,6 +299,7 @@ def read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array, sha
       The dense row-major array of ``shape`` and the storage's dtype.
     """
     def ffi(s, t, o):
-        return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype))(s, o, t)
+        (s, o, t), kind = _alike(s, o, t)
+        return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype, **kind))(s, o, t)
 
     return lax.platform_dependent(storage, strides, offset, cpu=ffi, default=fallback)

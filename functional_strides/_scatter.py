@@ -562,7 +562,7 @@ def _eager_update(storage, values, offset, *, mode):
 
 
 def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
-          overlap: str = "error", op: str = "set", method: str = "auto") -> jax.Array:
+          overlap: str = "error", op: str = "write", method: str = "auto") -> jax.Array:
     """New storage after writing ``src`` through ``layout``.
 
     Args:
@@ -573,7 +573,8 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
         on a bool storage ``"add"`` is a logical or and ``"mul"`` a logical and, as in PyTorch).
       overlap: for ``mode="set"`` through an internally overlapping view: ``"error"``
         (default) or ``"last"`` (the last element in row-major order wins).
-      op: the name used in error messages.
+      op: the name used in error messages (``"write"``; the methods of ``StridedArray`` pass
+        theirs, e.g. ``"at[].add"``).
       method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"block"``,
         ``"structured"``, ``"row_scatter"``, ``"scatter"``, ``"strided_copy"`` (CPU, modes
         ``"set"`` and ``"add"``) to force a path. Outside ``jit``,

@@ -7,6 +7,11 @@ donated); and the XLA paths they leave to where they do not apply."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -306,6 +311,53 @@ def test_auto_writes_overlapping_windows_with_the_handler():
     assert fs.write_plan(Layout((4096, 4), (1, 1)), 4099, mode="add") == "strided_copy"
     assert fs.write_plan(Layout((4096, 2), (1, 1)), 4097, mode="add") != "strided_copy"  # a call per pair
     assert fs.write_plan(Layout((100, 64), (-16, 1), 1584), 1648, mode="add") != "strided_copy"  # one thread
+
+
+SHARD_MAP = textwrap.dedent(
+    """
+    import os
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, PartitionSpec as P
+    import functional_strides as fs
+    from functional_strides import Layout, oracle
+
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    frames, t = Layout((400, 32), (8, 1), 4), Layout((40, 32), (1, 40))
+    storage = np.arange(2 * 3236, dtype=np.float32).reshape(2, 3236) % 97
+    values = np.arange(2 * 12800, dtype=np.float32).reshape(2, 400, 32) % 13
+
+    def run(body, in_specs, *args):
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=P("x")))
+        assert "functional_strides_strided" in f.lower(*args).compile().as_text()
+        return np.asarray(f(*args))
+
+    # storage and values vary over x; the storage replicated, the values varying
+    got = run(lambda s, v: fs.write(s[0], frames, v[0], mode="add")[None], (P("x"), P("x")), storage, values)
+    for i in range(2):
+        np.testing.assert_array_equal(got[i], oracle.scatter(storage[i], frames, values[i], "add"))
+    got = run(lambda s, v: fs.write(s, t, v[0, :40], mode="set")[None], (P(), P("x")), storage[0], values)
+    for i in range(2):
+        np.testing.assert_array_equal(got[i], oracle.scatter(storage[0], t, values[i, :40], "set"))
+    # reads: windows and a transpose
+    got = run(lambda s: fs.materialize(s[0], Layout((8192, 64), (16, 1)))[None], (P("x"),),
+              np.arange(2 * 131120, dtype=np.float32).reshape(2, 131120))
+    np.testing.assert_array_equal(got[1], oracle.materialize(np.arange(131120, 262240, dtype=np.float32),
+                                                             Layout((8192, 64), (16, 1))))
+    got = run(lambda s: fs.materialize(s[0], t, method="strided_copy")[None], (P("x"),), storage)
+    np.testing.assert_array_equal(got[1], oracle.materialize(storage[1], t))
+    print("OK")
+    """
+)
+
+
+def test_the_handlers_run_inside_shard_map():
+    """Inside ``jax.shard_map`` (which checks what varies over which mesh axis) the custom
+    call takes operands that vary alike and returns what they vary over, as XLA's ops do."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", SHARD_MAP], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stdout.split() == ["OK"], proc.stdout + proc.stderr
 
 
 def test_a_donated_write_updates_the_storage_in_place():

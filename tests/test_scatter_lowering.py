@@ -409,7 +409,7 @@ def test_forced_method_that_does_not_apply_is_refused(layout, size, mode, method
 
 @pytest.mark.parametrize("transform", [jax.jit, lambda f: f], ids=["jit", "eager"])
 def test_layout_past_the_storage_end_is_refused(transform):
-    message = r"set: size \[3, 3\], stride \[4, 1\] and storage offset 2 require a storage of 13 elements"
+    message = r"write: size \[3, 3\], stride \[4, 1\] and storage offset 2 require a storage of 13 elements"
     with pytest.raises(StorageError, match=message):
         transform(lambda s: write(s, Layout((3, 3), (4, 1), 2), 1.0))(jnp.zeros(12))
 
