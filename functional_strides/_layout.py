@@ -315,9 +315,14 @@ class Layout:
                 values = np.asarray(offset)
                 if values.size and values.dtype.kind in "iu":
                     check_in_storage("Layout", shape, strides, int(values.min()))
-            if np.dtype(dtype).itemsize < 4 or np.dtype(dtype).kind == "u":
+            if np.dtype(dtype).itemsize < 4:
                 # offset + k*stride must not wrap in a narrow integer type
                 object.__setattr__(self, "offset", offset.astype(np.int32))
+            elif np.dtype(dtype).kind == "u":
+                # nor past the signed type of its width: an offset beyond it clamps (to the end of
+                # the storage, as every read and write clamps a traced offset), never wraps below 0
+                wide = np.int32 if np.dtype(dtype).itemsize == 4 else np.int64
+                object.__setattr__(self, "offset", offset.clip(max=np.iinfo(wide).max).astype(wide))
 
     # -- constructors -------------------------------------------------------------------
     @staticmethod

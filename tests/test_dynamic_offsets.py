@@ -89,6 +89,22 @@ def test_traced_offset_is_clamped_into_the_storage(offset):
                                   oracle.scatter(np.asarray(storage), clamped, -1.0, "set"))
 
 
+@pytest.mark.parametrize("offset", [3, 2**31 - 1, 2**31, 2**32 - 1])
+@pytest.mark.parametrize("method", ["auto", "scatter", "strided_copy"])
+def test_a_traced_unsigned_offset_past_the_signed_range_clamps_to_the_end(offset, method):
+    """A uint32 offset past int32 clamps as a large offset does (to the last start that fits),
+    on reads and on every write path, rather than wrapping to a negative one (clamped to 0)."""
+    storage = jnp.arange(20.0)
+    shape, strides = (3, 4), (2, 1)  # span 8: starts 0..12 fit
+    clamped = Layout(shape, strides, min(offset, 12))
+    read = jax.jit(lambda o: fs.materialize(storage, Layout(shape, strides, o)))
+    np.testing.assert_array_equal(np.asarray(read(jnp.uint32(offset))),
+                                  oracle.materialize(np.asarray(storage), clamped))
+    write = jax.jit(lambda o: fs.write(storage, Layout(shape, strides, o), 1.0, mode="add", method=method))
+    np.testing.assert_array_equal(np.asarray(write(jnp.uint32(offset))),
+                                  oracle.scatter(np.asarray(storage), clamped, np.float32(1.0), "add"))
+
+
 def test_bounds_checked_when_made_and_span_checked_under_a_trace():
     storage = jnp.arange(10.0)
     with pytest.raises(StorageError, match=re.escape("require a storage of 12 elements")):
