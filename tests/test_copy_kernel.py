@@ -1,9 +1,10 @@
 """The ``"strided_copy"`` read and write (the C++ FFI handlers of ``_copy_native``): values
 against the oracle for every kind of layout, element size and path of the handlers (plain
-rows, long rows split into pieces, cache tiles with their edges, chunks over threads, serial
-writes through overlapping views); traced and clamped offsets; ``vmap`` (the XLA path,
-vmapped); derivatives; the programs they compile to (one custom call, in place when
-donated); and the XLA paths they leave to where they do not apply."""
+rows, long rows split into pieces, cache tiles with their edges, chunks over threads,
+overlapping windows written by runs of storage slots, other overlapping views serially);
+traced and clamped offsets; ``vmap`` (the XLA path, vmapped); ``jax.shard_map``;
+derivatives; the programs they compile to (one custom call, in place when donated); and the
+XLA paths they leave to where they do not apply."""
 
 from __future__ import annotations
 
@@ -292,8 +293,8 @@ def test_each_path_of_the_write_handler(layout, mode):
 def test_overlapping_windows_are_written_in_row_major_order(count, length, step, offset, mode, dtype):
     """Windows (count, length):(step, 1) that overlap are split over threads by runs of storage
     slots (a slot in w windows costs w elements, so long windows a step of 1 apart run in
-    runs of 64 slots, many chunks): bit for bit the serial loop's result (the last window
-    wins a set, a slot's additions arrive in row-major order)."""
+    runs of some 60 slots, many chunks): bit for bit the serial loop's result (the last
+    window wins a set, a slot's additions arrive in row-major order)."""
     if mode == "add" and dtype == "uint8":
         mode = "set"  # the handler adds 32- and 64-bit elements only
     step = min(step, length - 1)
