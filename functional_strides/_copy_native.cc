@@ -23,7 +23,10 @@
 // (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
 // slots, each window clipped to the block; any other such view on one thread, in plain
 // blocks.
-// Blocks are numbered in the order of the output; chunks of consecutive blocks (of
+// Blocks are numbered in the order of the dense array, or of the storage for a write whose
+// elements share no slot (its stores sweep the storage, as PyTorch orders a loop by its output)
+// and for a read of whole contiguous rows that the storage's order spreads over few runs of
+// the output (attention heads); chunks of consecutive blocks (of
 // kChunkBytes' cost at least) are claimed from an atomic counter by the calling thread and by
 // tasks on XLA's intra-op pool, so a thread waits only for chunks another thread is running.
 
@@ -60,6 +63,7 @@ constexpr int64_t kLineBytes = 64;               // a cache line
 constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory a claimed chunk touches, at least
 constexpr int64_t kChunksPerThread = 4;           // chunks per thread, at most
 constexpr int64_t kPageBytes = 4096;              // a page: what a far jump costs at most (a TLB miss)
+constexpr int64_t kWriteStreams = 32;             // output runs a read in the storage's order writes at once
 constexpr int kMaxRank = 64;
 
 struct U128 {
@@ -97,7 +101,8 @@ int64_t ElementCost(int64_t stride, int64_t es) {
 
 // serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
 // slots. view_order: the blocks in the storage's order instead of the dense array's (for a
-// write, whose stores then sweep the storage, as PyTorch orders a loop by its output).
+// write, whose stores then sweep the storage, as PyTorch orders a loop by its output); a read
+// of whole contiguous rows takes that order too where it writes few runs of the output at once.
 Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool serial,
               bool view_order) {
   Plan p;
@@ -148,10 +153,17 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
   for (int64_t k = 0; k < d; ++k) {
     if (k != t) outer.push_back(k);
   }
-  if (view_order) {  // the view's memory order: largest stride outermost (ties keep the order)
-    std::stable_sort(outer.begin(), outer.end(),
-                     [&](int64_t x, int64_t y) { return Abs(strides[x]) > Abs(strides[y]); });
-  }
+  std::vector<int64_t> stored = outer;  // the view's memory order: largest stride outermost
+  std::stable_sort(stored.begin(), stored.end(),
+                   [&](int64_t x, int64_t y) { return Abs(strides[x]) > Abs(strides[y]); });
+  // A read of whole contiguous rows (attention heads: rows of 64 elements a storage row
+  // apart) in the dense order jumps through the storage at every row, too far for the
+  // prefetcher; in the storage's order it reads the storage straight through and writes at
+  // most kWriteStreams runs of the output at once, which the prefetcher follows.
+  const bool rows_in_storage_order = t < 0 && !serial && Abs(strides[d]) == 1 &&
+                                     sizes[d] * es <= kChunkBytes && !stored.empty() &&
+                                     sizes[stored.back()] <= kWriteStreams;
+  if (view_order || rows_in_storage_order) outer = stored;
   for (int64_t k : outer) {
     p.count[p.rank] = sizes[k];
     p.in_step[p.rank] = strides[k];
@@ -323,6 +335,15 @@ struct Add {
   }
 };
 
+// n contiguous elements of the view updated from n of a distinct buffer (the values never
+// share memory with the storage written: XLA copies an operand the output would clobber).
+// The restrict pointers let the compiler vectorize the loop, which it does not do where the
+// two may alias.
+template <typename T, typename Op>
+void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+}
+
 template <typename T, typename Op>
 struct Write {
   static void Plain(T* view, const T* dense, int64_t n, int64_t s) {
@@ -330,8 +351,8 @@ struct Write {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
       return;
     }
-    if (s == 1) {  // a loop the compiler vectorizes
-      for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], dense[i]);
+    if (s == 1) {
+      UpdateRun<T, Op>(view, dense, n);
       return;
     }
     for (int64_t i = 0; i < n; ++i) view[i * s] = Op::Apply(view[i * s], dense[i]);
@@ -351,7 +372,7 @@ struct Write {
       T* dst = view + b * s_last;
       const T* src = buf + b * kRows;
       if (t_in == 1) {
-        for (int64_t a = 0; a < rows; ++a) dst[a] = Op::Apply(dst[a], src[a]);
+        UpdateRun<T, Op>(dst, src, rows);
       } else {
         for (int64_t a = 0; a < rows; ++a) dst[a * t_in] = Op::Apply(dst[a * t_in], src[a]);
       }

@@ -63,8 +63,13 @@ def test_values_match_the_oracle(layout, dtype, slack):
     Layout((1024, 512), (1, 1024)),  # 2 MiB of output: several chunks, over the threads
     Layout((200, 100), (50, 1)),  # overlapping windows
     Layout((), (), 5),  # one element
+    Layout((2, 3, 50, 16), (2400, 16, 48, 1)),  # heads: rows read in the storage's order
+    Layout((3, 50, 16), (16, -48, 1), 49 * 48),  # the same, the storage's rows reversed
+    Layout((2, 8, 1024, 64), (2**19, 64, 512, 1)),  # heads over several chunks and threads
+    Layout((40, 20, 16), (16, 640, 1)),  # 40 runs of the output at once: the dense order
 ], ids=["tile-edges", "tile-batch", "tile-rev-rows", "rev-cols", "tile-step2", "rows", "expand",
-        "fill", "long-row", "chunks", "windows", "scalar"])
+        "fill", "long-row", "chunks", "windows", "scalar", "heads", "heads-rev", "heads-chunks",
+        "rows-many-runs"])
 def test_each_path_of_the_handler(layout):
     storage = np.arange(layout.required_storage_size + 5, dtype=np.float32)
     got = _copy(jnp.asarray(storage), layout)
