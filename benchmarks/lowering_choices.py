@@ -15,7 +15,9 @@ second compiled copy of itself).
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
-``COPY_*`` constants of ``functional_strides/_lowering.py``; the "eager" table times reads
+``COPY_*`` constants of ``functional_strides/_lowering.py``; the "rows" table the order the
+strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
+table the height of its cache tiles (``TallRows``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
 """
 
@@ -351,6 +353,104 @@ def copy_table(repeats: int, top: int) -> None:
             print(f"  {name:<28} {size:>9} {path:>10} {xla * 1e3:9.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
 
 
+def rows_table(repeats: int, scale: int) -> None:
+    """The order the strided copy visits whole contiguous rows in: the dense array's (the
+    output written straight through, the storage read a row here and there) against the
+    storage's (the storage read straight through, as many runs of the output written at
+    once as the innermost dim of the storage's order counts), on attention-head splits
+    [B, T, H*64] -> [B, H, T, 64] of one size with H from 4 to 256: the constant
+    ``kWriteStreams`` of ``functional_strides/_copy_native.cc``, below which ``auto`` takes
+    the storage's order. Medians of interleaved rounds, PyTorch's ``contiguous()`` beside
+    them where it is installed."""
+    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
+
+    from functional_strides import _copy_kernel
+
+    print("\n=== whole rows: the strided copy in the dense order against the storage's ===")
+    if not _copy_kernel.supports(jnp.float32):
+        print("  not measured: the C++ extension is not built")
+        return
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    total, t, d = 2**24 // scale, 1024 // scale, 64
+    print(f"  {'heads':>6} {'layout':<44} {'dense ms':>9} {'storage ms':>11} {'auto ms':>8} "
+          f"{'torch ms':>9} {'storage/dense':>14} {'auto/torch':>11}")
+    for h in (4, 8, 16, 32, 64, 256):
+        b = max(1, total // (t * h * d))
+        layout = fs.views.permute(Layout.contiguous((b, t, h, d)), (0, 2, 1, 3))
+        x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+        fns = {order: jax.jit(lambda s, o=order, lay=layout: _copy_kernel._ffi(
+            s, jnp.int32(0), lay.shape, lay.strides, o)) for order in ("dense", "storage", "auto")}
+        for fn in fns.values():
+            np.testing.assert_array_equal(np.asarray(fn(x)), np.asarray(fns["dense"](x)))
+        cols = {order: (lambda f=fn, x=x: f(x).block_until_ready()) for order, fn in fns.items()}
+        if torch is not None:
+            tx = torch.arange(layout.required_storage_size, dtype=torch.float32)
+            cols["torch"] = lambda tx=tx, lay=layout: torch.as_strided(
+                tx, lay.shape, lay.strides, lay.offset).contiguous()
+        samples, _ = bc.time_columns(cols, repeats)
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        vs_torch = f"{med['auto'] / med['torch']:11.2f}" if "torch" in med else f"{'-':>11}"
+        torch_ms = f"{med['torch'] * 1e3:9.3f}" if "torch" in med else f"{'-':>9}"
+        print(f"  {h:>6} {str(layout):<44} {med['dense'] * 1e3:9.3f} {med['storage'] * 1e3:11.3f} "
+              f"{med['auto'] * 1e3:8.3f} {torch_ms} {med['storage'] / med['dense']:14.2f} {vs_torch}")
+
+
+def tiles_table(repeats: int, scale: int) -> None:
+    """The height of the strided copy's cache tiles: 32 rows against 128 (16 KiB of float32)
+    on permutes whose last dim is short (NCHW->NHWC: 64 channels, NCDHW->NDHWC: 32), where a
+    tile's output rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they
+    lie a row of the output apart: the rule behind ``TallRows`` in
+    ``functional_strides/_copy_native.cc`` (tall tiles where the last dim spans at most two
+    tiles of 32 columns). Medians of interleaved rounds, with XLA's best read and a copy of
+    the output's bytes."""
+    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
+
+    from functional_strides import _copy_kernel
+
+    print("\n=== cache tiles: 32 rows against 128 ===")
+    if not _copy_kernel.supports(jnp.float32):
+        print("  not measured: the C++ extension is not built")
+        return
+    n = 4096 // scale
+    cases = {
+        "NCHW->NHWC": fs.views.permute(Layout.contiguous((32 // scale, 64, 56, 56)), (0, 2, 3, 1)),
+        "NCDHW->NDHWC": fs.views.permute(Layout.contiguous((2, 32, 32 // scale, 64, 64)), (0, 2, 3, 4, 1)),
+        "(n/32, 32) to last": Layout((2**22 // scale // 32, 32), (1, 2**22 // scale // 32)),
+        "transpose": Layout((n, n), (1, n)),
+        "NDHWC->NCDHW": fs.views.permute(Layout.contiguous((2, 32 // scale, 64, 64, 32)), (0, 4, 1, 2, 3)),
+    }
+    print(f"  {'layout':<20} {'auto':>6} {'32 rows ms':>11} {'128 rows ms':>12} {'XLA ms':>8} {'copy ms':>8} "
+          f"{'128/32':>7}")
+    for name, layout in cases.items():
+        x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+        fns = {tiles: jax.jit(lambda s, t=tiles, lay=layout: _copy_kernel._ffi(
+            s, jnp.int32(0), lay.shape, lay.strides, "auto", t)) for tiles in ("short", "tall", "auto")}
+        for fn in fns.values():
+            np.testing.assert_array_equal(np.asarray(fn(x)), np.asarray(fns["short"](x)))
+        xla = jax.jit(lambda s, lay=layout: materialize(s, lay, method=xla_read_plan(lay)))
+        copy = jax.jit(lambda s, m=layout.numel: jnp.copy(s[:m]))
+        cols = {k: (lambda f=fn, x=x: f(x).block_until_ready()) for k, fn in fns.items() if k != "auto"}
+        cols["xla"] = lambda f=xla, x=x: f(x).block_until_ready()
+        cols["copy"] = lambda f=copy, x=x: f(x).block_until_ready()
+        samples, _ = bc.time_columns(cols, repeats)
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        auto = "tall" if _tall_tiles(layout) else "short"
+        print(f"  {name:<20} {auto:>6} {med['short'] * 1e3:11.3f} {med['tall'] * 1e3:12.3f} "
+              f"{med['xla'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} {med['tall'] / med['short']:7.2f}")
+
+
+def _tall_tiles(layout: Layout) -> bool:
+    """Whether ``auto`` takes tall tiles for ``layout``: its last dim, coalesced, spans at most
+    two tiles of 32 columns (the handler's rule, restated)."""
+    from functional_strides._copy_kernel import coalesced
+
+    sizes, _ = coalesced(layout.shape, layout.strides)
+    return sizes[-1] <= 64
+
+
 def eager_table(repeats: int, scale: int) -> None:
     """Reads outside ``jit`` (strides and offset as operands, one program per output shape):
     the strided copy against the gather it replaces on CPU."""
@@ -383,7 +483,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["windows", "layouts", "permutes", "copy", "eager"], default=None)
+    parser.add_argument("--only", default=None,
+                        choices=["windows", "layouts", "permutes", "copy", "rows", "tiles", "eager"])
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -394,6 +495,10 @@ def main() -> None:
         permutes_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "copy"):
         copy_table(args.repeats, 20 if args.quick else 26)
+    if args.only in (None, "rows"):
+        rows_table(args.repeats, 4 if args.quick else 1)
+    if args.only in (None, "tiles"):
+        tiles_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "eager"):
         eager_table(args.repeats, 4 if args.quick else 1)
 

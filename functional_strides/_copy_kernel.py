@@ -146,11 +146,24 @@ def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
                  "manual_axis_type": aval.mat}
 
 
+#: The read handler's ``order`` attribute: the order it visits blocks of the output in.
+#: ``"auto"`` is the dense array's, or the storage's for whole contiguous rows where that
+#: writes at most 32 runs of the output at once (attention heads); the others force one
+#: (``benchmarks/lowering_choices.py --only rows`` times both).
+ORDERS = {"auto": 0, "dense": 1, "storage": 2}
+
+#: The read handler's ``tiles`` attribute: the height of its cache tiles. ``"auto"`` is 32
+#: rows, or up to 128 (16 KiB) where the last dim spans at most two tiles of 32 columns
+#: (NCHW->NHWC); the others force one (``benchmarks/lowering_choices.py --only tiles``).
+TILES = {"auto": 0, "short": 1, "tall": 2}
+
+
 def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
-         strides: tuple[int, ...]) -> jax.Array:
+         strides: tuple[int, ...], order: str = "auto", tiles: str = "auto") -> jax.Array:
     (storage, offset), kind = _alike(storage, offset)
     call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))
-    return call(storage, offset, **_view_attrs(shape, strides))
+    return call(storage, offset, **_view_attrs(shape, strides), order=np.int64(ORDERS[order]),
+                tiles=np.int64(TILES[tiles]))
 
 
 def _unbatched(call: Callable[..., jax.Array],

@@ -59,6 +59,8 @@ namespace {
 
 constexpr int64_t kRows = 32;  // a tile's extent along the running dim (output rows)
 constexpr int64_t kCols = 32;  // a tile's extent along the last dim (output columns)
+constexpr int64_t kTallRows = 128;     // a read's tile where the last dim is short, at most
+constexpr int64_t kTileBytes = 16384;  // ... and at most this many bytes (half of L1)
 constexpr int64_t kLineBytes = 64;               // a cache line
 constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory a claimed chunk touches, at least
 constexpr int64_t kChunksPerThread = 4;           // chunks per thread, at most
@@ -72,7 +74,16 @@ struct U128 {
 
 inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 
-// The blocks of a view, numbered in the dense array's order (or the storage's: view_order).
+// The order blocks are numbered in: the dense array's, the storage's (the view's strides,
+// largest outermost), or, for a read, the storage's where it reads whole contiguous rows and
+// writes at most kWriteStreams runs of the output at once ("order" attribute of the read).
+enum Order : int64_t { kAutoOrder = 0, kDenseOrder = 1, kStorageOrder = 2 };
+
+// The tile height of a read ("tiles" attribute): kRows, or TallRows where the last dim spans at
+// most two tiles (kAutoTiles), or one of them forced.
+enum Tiles : int64_t { kAutoTiles = 0, kShortTiles = 1, kTallTiles = 2 };
+
+// The blocks of a view, numbered in the dense array's order or the storage's (Order).
 struct Plan {
   int64_t es = 0;              // bytes per element
   bool tiled = false;
@@ -80,6 +91,7 @@ struct Plan {
   int64_t piece = 0;           // plain: elements of the last dim per block (long rows split)
   int64_t s_last = 0;          // the last dim's input stride
   int64_t t_size = 0, t_in = 0, t_out = 0;  // tiled: the running dim (extent, strides)
+  int64_t t_rows = 0;          // tiled: a tile's extent along the running dim
   int rank = 0;                // dims of the block counter (outer dims, then tile counters)
   int64_t count[kMaxRank];     // extent of each counter
   int64_t in_step[kMaxRank];   // input elements per step of each counter
@@ -99,12 +111,18 @@ int64_t ElementCost(int64_t stride, int64_t es) {
   return std::clamp(Abs(stride) * es, es, kPageBytes);
 }
 
+// The tile height of a read whose last dim spans at most two tiles (NCHW->NHWC: 64 channels):
+// a tile then writes rows of the output that lie together, so a taller tile costs the output
+// nothing and reads longer runs of each of the input's (far apart) rows.
+constexpr int64_t TallRows(int64_t es) {
+  return std::clamp(kTileBytes / (kCols * es), kRows, kTallRows);
+}
+
 // serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
-// slots. view_order: the blocks in the storage's order instead of the dense array's (for a
-// write, whose stores then sweep the storage, as PyTorch orders a loop by its output); a read
-// of whole contiguous rows takes that order too where it writes few runs of the output at once.
-Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool serial,
-              bool view_order) {
+// slots (the order is then the dense array's). order: kStorageOrder for a write whose elements
+// share no slot (its stores sweep the storage, as PyTorch orders a loop by its output).
+Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_t es, bool read,
+              bool serial, Order order, Tiles tiles) {
   Plan p;
   p.es = es;
   if (rank == 0) {  // one element: one block of one piece
@@ -160,10 +178,14 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
   // apart) in the dense order jumps through the storage at every row, too far for the
   // prefetcher; in the storage's order it reads the storage straight through and writes at
   // most kWriteStreams runs of the output at once, which the prefetcher follows.
+  // (`python benchmarks/lowering_choices.py --only rows`: heads [B,T,H*64] -> [B,H,T,64],
+  // storage / dense order 0.64-0.82x for 4 to 32 heads at 2^24 float32 elements, 0.48-0.78x
+  // at 2^22 (`--quick`); for 64 and 256 heads 0.83-0.92x at 2^24 but 1.29-1.48x at 2^22:
+  // past 32 runs of the output the dense order, as PyTorch's, stays.)
   const bool rows_in_storage_order = t < 0 && !serial && Abs(strides[d]) == 1 &&
                                      sizes[d] * es <= kChunkBytes && !stored.empty() &&
                                      sizes[stored.back()] <= kWriteStreams;
-  if (view_order || rows_in_storage_order) outer = stored;
+  if (!serial && (order == kStorageOrder || (order == kAutoOrder && rows_in_storage_order))) outer = stored;
   for (int64_t k : outer) {
     p.count[p.rank] = sizes[k];
     p.in_step[p.rank] = strides[k];
@@ -175,16 +197,23 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.t_size = sizes[t];
     p.t_in = strides[t];
     p.t_out = out_stride[t];
-    p.count[p.rank] = (sizes[t] + kRows - 1) / kRows;
-    p.in_step[p.rank] = kRows * strides[t];
-    p.out_step[p.rank] = kRows * out_stride[t];
+    // (`python benchmarks/lowering_choices.py --only tiles`, float32: 128 rows / 32 rows
+    // 0.37-0.63x on NCHW->NHWC, NCDHW->NDHWC and a transpose to a last dim of 32, in full and
+    // `--quick` runs; 0.87-0.99x on a 4096x4096 transpose and 0.95-0.98x on NDHWC->NCDHW,
+    // whose tiles' output rows lie a row of the output apart, where 128-row tiles took
+    // 1.35x in a run of their own: those keep 32.)
+    const bool tall = tiles == kTallTiles || (tiles == kAutoTiles && sizes[d] <= 2 * kCols);
+    p.t_rows = read && tall ? TallRows(es) : kRows;
+    p.count[p.rank] = (sizes[t] + p.t_rows - 1) / p.t_rows;
+    p.in_step[p.rank] = p.t_rows * strides[t];
+    p.out_step[p.rank] = p.t_rows * out_stride[t];
     ++p.rank;
     p.count[p.rank] = (sizes[d] + kCols - 1) / kCols;
     p.in_step[p.rank] = kCols * strides[d];
     p.out_step[p.rank] = kCols;
     ++p.rank;
     p.n_last = sizes[d];
-    p.block_cost = kRows * kCols * es;
+    p.block_cost = p.t_rows * kCols * es;
   } else {
     p.n_last = sizes[d];
     const int64_t cost = ElementCost(strides[d], es);
@@ -211,10 +240,10 @@ void PlainBlock(const T* in, T* out, int64_t n, int64_t s) {
   }
 }
 
-// The buffer of a whole tile whose columns are contiguous runs of the input, forwards or
-// backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of 4-byte elements, 2x2
-// of 8-byte ones (SSE2, part of every x86-64). False where it does not apply; the caller then
-// copies element by element.
+// The buffer of a tile of kCols columns whose columns are contiguous runs of the input,
+// forwards or backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of 4-byte
+// elements (rows a multiple of 4), 2x2 of 8-byte ones (rows even) (SSE2, part of every
+// x86-64). False where it does not apply; the caller then copies element by element.
 template <typename T>
 bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t) {
   return false;
@@ -224,14 +253,14 @@ bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t) {
 template <>
 bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, int64_t row_in,
                  int64_t col_in) {
-  if ((row_in != 1 && row_in != -1) || rows != kRows || cols != kCols) return false;
+  if ((row_in != 1 && row_in != -1) || rows % 4 != 0 || cols != kCols) return false;
   const bool back = row_in < 0;
   for (int64_t b = 0; b < kCols; b += 4) {
     const float* c0 = reinterpret_cast<const float*>(in + b * col_in);
     const float* c1 = c0 + col_in;
     const float* c2 = c1 + col_in;
     const float* c3 = c2 + col_in;
-    for (int64_t a = 0; a < kRows; a += 4) {
+    for (int64_t a = 0; a < rows; a += 4) {
       const int64_t at = back ? -a - 3 : a;  // the lowest address of elements a..a+3
       __m128 r0 = _mm_loadu_ps(c0 + at), r1 = _mm_loadu_ps(c1 + at);
       __m128 r2 = _mm_loadu_ps(c2 + at), r3 = _mm_loadu_ps(c3 + at);
@@ -255,12 +284,12 @@ bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, 
 template <>
 bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t cols, int64_t row_in,
                  int64_t col_in) {
-  if ((row_in != 1 && row_in != -1) || rows != kRows || cols != kCols) return false;
+  if ((row_in != 1 && row_in != -1) || rows % 2 != 0 || cols != kCols) return false;
   const bool back = row_in < 0;
   for (int64_t b = 0; b < kCols; b += 2) {
     const double* c0 = reinterpret_cast<const double*>(in + b * col_in);
     const double* c1 = c0 + col_in;
-    for (int64_t a = 0; a < kRows; a += 2) {
+    for (int64_t a = 0; a < rows; a += 2) {
       const int64_t at = back ? -a - 1 : a;
       __m128d r0 = _mm_loadu_pd(c0 + at), r1 = _mm_loadu_pd(c1 + at);
       if (back) {
@@ -296,7 +325,7 @@ bool TransposeIn(const double* in, double* buf, int64_t rows, int64_t cols, int6
 template <typename T>
 void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, int64_t row_out,
                int64_t col_in) {
-  alignas(64) T buf[kRows * kCols];  // buf[a * kCols + b]: the tile in output order
+  alignas(64) T buf[TallRows(sizeof(T)) * kCols];  // buf[a * kCols + b]: the tile in output order
   if (!TransposeIn(in, buf, rows, cols, row_in, col_in)) {
     for (int64_t b = 0; b < cols; ++b) {
       const T* src = in + b * col_in;
@@ -416,7 +445,7 @@ void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   const int pr = p.rank - 1;  // plain: the piece counter of the last dim
   for (int64_t blk = lo; blk < hi; ++blk) {
     if (p.tiled) {
-      const int64_t rows = std::min(kRows, p.t_size - idx[tr] * kRows);
+      const int64_t rows = std::min(p.t_rows, p.t_size - idx[tr] * p.t_rows);
       const int64_t cols = std::min(kCols, p.n_last - idx[tr + 1] * kCols);
       Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last);
     } else {
@@ -521,11 +550,11 @@ int64_t OffsetAt(const ffi::AnyBuffer& offset) {
 // One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
 // `dense_base` the dense array of the view's shape, `serial` a write through a view whose
 // elements share slots: in row-major order (the last write wins), on one thread unless the
-// view is windows (MakePlan).
+// view is windows (MakePlan); `order` the order of the blocks.
 ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
                   ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
                   ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t below,
-                  int64_t reach, bool serial) {
+                  int64_t reach, bool serial, Order order, Tiles tiles) {
   if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) {
     return ffi::Error::InvalidArgument(std::string(what) + ": element size must be 1, 2, 4, 8 or 16 bytes");
   }
@@ -545,8 +574,8 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   }
   auto work = std::make_shared<Work>();
   work->kind = kind;
-  work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, serial,
-                        kind != kRead && !serial);
+  work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, kind == kRead,
+                        serial, order, tiles);
   const Plan& plan = work->plan;
   const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
   work->view = view_base + (start - below) * es;
@@ -586,10 +615,17 @@ int64_t ElementBytes(const ffi::AnyBuffer& buffer) {
 
 ffi::Error StridedCopy(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer offset,
                        ffi::Result<ffi::AnyBuffer> out, ffi::Span<const int64_t> sizes,
-                       ffi::Span<const int64_t> strides, int64_t below, int64_t reach) {
+                       ffi::Span<const int64_t> strides, int64_t below, int64_t reach, int64_t order,
+                       int64_t tiles) {
+  if (order < kAutoOrder || order > kStorageOrder) {
+    return ffi::Error::InvalidArgument("strided_copy: order must be 0 (auto), 1 (dense) or 2 (storage)");
+  }
+  if (tiles < kAutoTiles || tiles > kTallTiles) {
+    return ffi::Error::InvalidArgument("strided_copy: tiles must be 0 (auto), 1 (short) or 2 (tall)");
+  }
   return Launch(pool, kRead, "strided_copy", static_cast<char*>(storage.untyped_data()), storage.dimensions(),
                 ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset, sizes, strides, below,
-                reach, false);
+                reach, false, static_cast<Order>(order), static_cast<Tiles>(tiles));
 }
 
 // The read with the view's strides as an operand (int32 or int64, one per dim of the output)
@@ -625,7 +661,8 @@ ffi::Error StridedCopyOperands(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi
   return Launch(pool, kRead, "strided_copy", static_cast<char*>(storage.untyped_data()), storage.dimensions(),
                 ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset,
                 ffi::Span<const int64_t>(sizes.data(), sizes.size()),
-                ffi::Span<const int64_t>(steps.data(), steps.size()), below, reach, false);
+                ffi::Span<const int64_t>(steps.data(), steps.size()), below, reach, false, kAutoOrder,
+                kAutoTiles);
 }
 
 // The write: the output is the storage (aliased to it by the caller), updated in place.
@@ -641,7 +678,8 @@ ffi::Error StridedWrite(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBu
     std::memcpy(target, storage.untyped_data(), storage.size_bytes());
   }
   return Launch(pool, static_cast<Kind>(mode), "strided_write", target, out->dimensions(), ElementBytes(storage),
-                static_cast<char*>(values.untyped_data()), offset, sizes, strides, below, reach, serial);
+                static_cast<char*>(values.untyped_data()), offset, sizes, strides, below, reach, serial,
+                serial ? kDenseOrder : kStorageOrder, kAutoTiles);
 }
 
 }  // namespace
@@ -655,7 +693,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopy, StridedCopy,
                                   .Attr<ffi::Span<const int64_t>>("sizes")
                                   .Attr<ffi::Span<const int64_t>>("strides")
                                   .Attr<int64_t>("below")
-                                  .Attr<int64_t>("reach"));
+                                  .Attr<int64_t>("reach")
+                                  .Attr<int64_t>("order")
+                                  .Attr<int64_t>("tiles"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopyOperands, StridedCopyOperands,
                               ffi::Ffi::Bind()

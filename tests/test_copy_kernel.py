@@ -76,13 +76,63 @@ def test_each_path_of_the_handler(layout):
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
-@pytest.mark.parametrize("dtype", ["int8", "bfloat16", "float32", "complex64"])
-@pytest.mark.parametrize("layout", [Layout((96, 70), (1, 96)), Layout((64, 70), (-1, 64), 63),
-                                    Layout((2, 64, 33), (2112, 1, 64))],
-                         ids=["forwards", "backwards", "batch"])
+@pytest.mark.parametrize("order", ["dense", "storage"])
+@pytest.mark.parametrize("layout", [
+    Layout((2, 3, 50, 16), (2400, 16, 48, 1)),  # heads (auto: the storage's order)
+    Layout((40, 20, 16), (16, 640, 1)),  # 40 runs of rows (auto: the dense order)
+    Layout((3, 50, 16), (16, -48, 1), 49 * 48),  # a reversed dim
+    Layout((70, 45), (1, 70)),  # tiles: the order of the tiles' counters
+    Layout((4, 30, 7), (7, 28 * 4, -1), 6),  # reversed rows
+], ids=["heads", "many-runs", "reversed-dim", "tiles", "reversed-rows"])
+def test_either_order_of_the_blocks_reads_the_same_values(layout, order):
+    """The read handler's ``order`` attribute (forced by ``benchmarks/lowering_choices.py
+    --only rows``) changes when each block is moved, never what lands where."""
+    from functional_strides._copy_kernel import _ffi
+
+    storage = np.arange(layout.required_storage_size + 2, dtype=np.float32)
+    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, order))(
+        jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+def test_an_unknown_order_is_refused():
+    call = jax.ffi.ffi_call(fs._copy_kernel.TARGET, jax.ShapeDtypeStruct((4, 4), jnp.float32))
+    with pytest.raises(Exception, match="order must be 0"):
+        jax.jit(lambda s: call(s, jnp.int32(0), sizes=np.asarray([4, 4], np.int64),
+                               strides=np.asarray([1, 4], np.int64), below=np.int64(0),
+                               reach=np.int64(16), order=np.int64(3), tiles=np.int64(0)))(
+            jnp.zeros(16)).block_until_ready()
+
+
+@pytest.mark.parametrize("tiles", ["short", "tall"])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex64"])
+@pytest.mark.parametrize("layout", [Layout((300, 40), (1, 300)), Layout((96, 70), (-1, 96), 95),
+                                    Layout((2, 130, 33), (4290, 1, 130))],
+                         ids=["short-last", "wide-last", "batch"])
+def test_either_tile_height_reads_the_same_values(layout, dtype, tiles):
+    """The read handler's ``tiles`` attribute (forced by ``benchmarks/lowering_choices.py
+    --only tiles``) changes the cache tiles' height, never what lands where."""
+    from functional_strides._copy_kernel import _ffi
+
+    storage = (np.arange(layout.required_storage_size + 2) % 113).astype(dtype)
+    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, "auto", tiles))(
+        jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16", "float32", "complex64", "uint64"])
+@pytest.mark.parametrize("layout", [
+    Layout((96, 70), (1, 96)), Layout((64, 70), (-1, 64), 63), Layout((2, 64, 33), (2112, 1, 64)),
+    Layout((300, 40), (1, 300)), Layout((301, 64), (-1, 301), 300), Layout((2, 260, 7), (1820, 1, 260)),
+], ids=["forwards", "backwards", "batch", "tall", "tall-backwards-odd-edge", "tall-narrow"])
 def test_whole_tiles_of_every_element_size(layout, dtype):
-    """Whole 32x32 tiles: transposed in registers for 4- and 8-byte elements, forwards and
-    backwards, element by element for the others; edge tiles element by element."""
+    """Whole tiles: 32x32, or, for a read whose last dim spans at most two tiles, up to 128
+    rows by 32 (16 KiB at most: 128 rows of 1-, 2- and 4-byte elements, 64 of 8-byte, 32 of
+    16-byte); transposed in registers for 4- and 8-byte elements, forwards and backwards,
+    element by element for the others; edge tiles in registers where their rows come in
+    fours (pairs for 8 bytes) and all 32 columns are there, else element by element."""
+    if dtype == "uint64" and not jax.config.jax_enable_x64:
+        dtype = "uint32"
     storage = (np.arange(layout.required_storage_size + 3) % 113).astype(dtype)
     got = _copy(jnp.asarray(storage), layout)
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
