@@ -6,8 +6,9 @@ order and reads the input a cache line per element, and a tile loop written in X
 on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
 jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
 handler: the output written once in row-major order, the last dim as ``memcpy`` where it is
-contiguous, 32x32-element cache tiles where the last dim jumps a cache line per element and
-another dim runs through memory, chunks of the output spread over XLA's intra-op threads.
+contiguous, cache tiles of 32 columns by 32 rows (up to 128 rows where the last dim spans at
+most two tiles) where the last dim jumps a cache line per element and another dim runs through
+memory, chunks of the output spread over XLA's intra-op threads.
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated

@@ -15,9 +15,10 @@
 //   * a plain block is the last dim: a memcpy when its stride is 1, a fill when 0, else a
 //     strided loop;
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
-//     dim runs through memory, is 32 x 32 elements of those two dims, moved through a
-//     buffer in L1 along the running dim on the view's side and along the last on the dense
-//     side, so each cache line on either side is moved whole.
+//     dim runs through memory, is 32 x 32 elements of those two dims (a read's tile is up
+//     to 128 rows by 32 where the last dim spans at most two tiles), moved through a buffer
+//     in L1 along the running dim on the view's side and along the last on the dense side,
+//     so each cache line on either side is moved whole.
 // A write through a view whose elements share slots runs in the view's row-major order
 // (the last write of a slot wins, additions arrive in that order): overlapping windows
 // (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
