@@ -353,6 +353,35 @@ def copy_table(repeats: int, top: int) -> None:
             print(f"  {name:<28} {size:>9} {path:>10} {xla * 1e3:9.4f} {copy * 1e3:16.4f} {copy / xla:6.2f}")
 
 
+def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[str, ...],
+                  extra: dict, repeats: int) -> dict[str, float]:
+    """Median seconds per call of the strided copy of ``layout`` with the read handler's
+    ``attribute`` (``order`` or ``tiles``) forced to each of ``values``, beside the columns of
+    ``extra`` (name -> a call), in interleaved rounds; every forced read must give the same
+    values."""
+    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
+
+    from functional_strides import _copy_kernel
+
+    fns = {v: jax.jit(lambda s, v=v: _copy_kernel._ffi(s, jnp.int32(0), layout.shape, layout.strides,
+                                                       **{attribute: v})) for v in values}
+    first = np.asarray(fns[values[0]](x))
+    for fn in fns.values():
+        np.testing.assert_array_equal(np.asarray(fn(x)), first)
+    cols = {v: (lambda f=fn: f(x).block_until_ready()) for v, fn in fns.items()} | extra
+    samples, _ = bc.time_columns(cols, repeats)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def _copy_built() -> bool:
+    from functional_strides import _copy_kernel
+
+    if not _copy_kernel.supports(jnp.float32):
+        print("  not measured: the C++ extension is not built")
+        return False
+    return True
+
+
 def rows_table(repeats: int, scale: int) -> None:
     """The order the strided copy visits whole contiguous rows in: the dense array's (the
     output written straight through, the storage read a row here and there) against the
@@ -362,13 +391,8 @@ def rows_table(repeats: int, scale: int) -> None:
     ``kWriteStreams`` of ``functional_strides/_copy_native.cc``, below which ``auto`` takes
     the storage's order. Medians of interleaved rounds, PyTorch's ``contiguous()`` beside
     them where it is installed."""
-    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
-
-    from functional_strides import _copy_kernel
-
     print("\n=== whole rows: the strided copy in the dense order against the storage's ===")
-    if not _copy_kernel.supports(jnp.float32):
-        print("  not measured: the C++ extension is not built")
+    if not _copy_built():
         return
     try:
         import torch
@@ -381,17 +405,12 @@ def rows_table(repeats: int, scale: int) -> None:
         b = max(1, total // (t * h * d))
         layout = fs.views.permute(Layout.contiguous((b, t, h, d)), (0, 2, 1, 3))
         x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
-        fns = {order: jax.jit(lambda s, o=order, lay=layout: _copy_kernel._ffi(
-            s, jnp.int32(0), lay.shape, lay.strides, o)) for order in ("dense", "storage", "auto")}
-        for fn in fns.values():
-            np.testing.assert_array_equal(np.asarray(fn(x)), np.asarray(fns["dense"](x)))
-        cols = {order: (lambda f=fn, x=x: f(x).block_until_ready()) for order, fn in fns.items()}
+        extra = {}
         if torch is not None:
             tx = torch.arange(layout.required_storage_size, dtype=torch.float32)
-            cols["torch"] = lambda tx=tx, lay=layout: torch.as_strided(
+            extra["torch"] = lambda tx=tx, lay=layout: torch.as_strided(
                 tx, lay.shape, lay.strides, lay.offset).contiguous()
-        samples, _ = bc.time_columns(cols, repeats)
-        med = {k: statistics.median(v) for k, v in samples.items()}
+        med = _forced_reads(layout, x, "order", ("dense", "storage", "auto"), extra, repeats)
         vs_torch = f"{med['auto'] / med['torch']:11.2f}" if "torch" in med else f"{'-':>11}"
         torch_ms = f"{med['torch'] * 1e3:9.3f}" if "torch" in med else f"{'-':>9}"
         print(f"  {h:>6} {str(layout):<44} {med['dense'] * 1e3:9.3f} {med['storage'] * 1e3:11.3f} "
@@ -404,15 +423,10 @@ def tiles_table(repeats: int, scale: int) -> None:
     tile's output rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they
     lie a row of the output apart: the rule behind ``TallRows`` in
     ``functional_strides/_copy_native.cc`` (tall tiles where the last dim spans at most two
-    tiles of 32 columns). Medians of interleaved rounds, with XLA's best read and a copy of
-    the output's bytes."""
-    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
-
-    from functional_strides import _copy_kernel
-
+    tiles of 32 columns), with ``auto``, XLA's best read and a copy of the output's bytes
+    beside them. Medians of interleaved rounds."""
     print("\n=== cache tiles: 32 rows against 128 ===")
-    if not _copy_kernel.supports(jnp.float32):
-        print("  not measured: the C++ extension is not built")
+    if not _copy_built():
         return
     n = 4096 // scale
     cases = {
@@ -422,33 +436,17 @@ def tiles_table(repeats: int, scale: int) -> None:
         "transpose": Layout((n, n), (1, n)),
         "NDHWC->NCDHW": fs.views.permute(Layout.contiguous((2, 32 // scale, 64, 64, 32)), (0, 4, 1, 2, 3)),
     }
-    print(f"  {'layout':<20} {'auto':>6} {'32 rows ms':>11} {'128 rows ms':>12} {'XLA ms':>8} {'copy ms':>8} "
-          f"{'128/32':>7}")
+    print(f"  {'layout':<20} {'32 rows ms':>11} {'128 rows ms':>12} {'auto ms':>8} {'XLA ms':>8} "
+          f"{'copy ms':>8} {'128/32':>7}")
     for name, layout in cases.items():
         x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
-        fns = {tiles: jax.jit(lambda s, t=tiles, lay=layout: _copy_kernel._ffi(
-            s, jnp.int32(0), lay.shape, lay.strides, "auto", t)) for tiles in ("short", "tall", "auto")}
-        for fn in fns.values():
-            np.testing.assert_array_equal(np.asarray(fn(x)), np.asarray(fns["short"](x)))
         xla = jax.jit(lambda s, lay=layout: materialize(s, lay, method=xla_read_plan(lay)))
         copy = jax.jit(lambda s, m=layout.numel: jnp.copy(s[:m]))
-        cols = {k: (lambda f=fn, x=x: f(x).block_until_ready()) for k, fn in fns.items() if k != "auto"}
-        cols["xla"] = lambda f=xla, x=x: f(x).block_until_ready()
-        cols["copy"] = lambda f=copy, x=x: f(x).block_until_ready()
-        samples, _ = bc.time_columns(cols, repeats)
-        med = {k: statistics.median(v) for k, v in samples.items()}
-        auto = "tall" if _tall_tiles(layout) else "short"
-        print(f"  {name:<20} {auto:>6} {med['short'] * 1e3:11.3f} {med['tall'] * 1e3:12.3f} "
+        extra = {"xla": lambda f=xla, x=x: f(x).block_until_ready(),
+                 "copy": lambda f=copy, x=x: f(x).block_until_ready()}
+        med = _forced_reads(layout, x, "tiles", ("short", "tall", "auto"), extra, repeats)
+        print(f"  {name:<20} {med['short'] * 1e3:11.3f} {med['tall'] * 1e3:12.3f} {med['auto'] * 1e3:8.3f} "
               f"{med['xla'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} {med['tall'] / med['short']:7.2f}")
-
-
-def _tall_tiles(layout: Layout) -> bool:
-    """Whether ``auto`` takes tall tiles for ``layout``: its last dim, coalesced, spans at most
-    two tiles of 32 columns (the handler's rule, restated)."""
-    from functional_strides._copy_kernel import coalesced
-
-    sizes, _ = coalesced(layout.shape, layout.strides)
-    return sizes[-1] <= 64
 
 
 def eager_table(repeats: int, scale: int) -> None:

@@ -183,7 +183,7 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
   // storage / dense order 0.64-0.82x for 4 to 32 heads at 2^24 float32 elements, 0.48-0.78x
   // at 2^22 (`--quick`); for 64 and 256 heads 0.83-0.92x at 2^24 but 1.29-1.48x at 2^22:
   // past 32 runs of the output the dense order, as PyTorch's, stays.)
-  const bool rows_in_storage_order = t < 0 && !serial && Abs(strides[d]) == 1 &&
+  const bool rows_in_storage_order = t < 0 && Abs(strides[d]) == 1 &&
                                      sizes[d] * es <= kChunkBytes && !stored.empty() &&
                                      sizes[stored.back()] <= kWriteStreams;
   if (!serial && (order == kStorageOrder || (order == kAutoOrder && rows_in_storage_order))) outer = stored;
@@ -551,7 +551,7 @@ int64_t OffsetAt(const ffi::AnyBuffer& offset) {
 // One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
 // `dense_base` the dense array of the view's shape, `serial` a write through a view whose
 // elements share slots: in row-major order (the last write wins), on one thread unless the
-// view is windows (MakePlan); `order` the order of the blocks.
+// view is windows (MakePlan); `order` the order of the blocks and `tiles` a read's tile height.
 ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
                   ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
                   ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t below,
