@@ -17,7 +17,8 @@ The "copy" table times the strided copy (``method="strided_copy"``, CPU, when it
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
 ``COPY_*`` constants of ``functional_strides/_lowering.py``; the "rows" table the order the
 strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
-table the height of its cache tiles (``TallRows``); the "eager" table times reads
+table the height of its cache tiles (``TallRows``), the "stores" table its streaming stores
+(``Streams``, ``kStreamMinBytes``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
 """
 
@@ -356,7 +357,7 @@ def copy_table(repeats: int, top: int) -> None:
 def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[str, ...],
                   extra: dict, repeats: int) -> dict[str, float]:
     """Median seconds per call of the strided copy of ``layout`` with the read handler's
-    ``attribute`` (``order`` or ``tiles``) forced to each of ``values``, beside the columns of
+    ``attribute`` (``order``, ``tiles`` or ``stores``) forced to each of ``values``, beside the columns of
     ``extra`` (name -> a call), in interleaved rounds; every forced read must give the same
     values."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
@@ -418,14 +419,14 @@ def rows_table(repeats: int, scale: int) -> None:
 
 
 def tiles_table(repeats: int, scale: int) -> None:
-    """The height of the strided copy's cache tiles: 32 rows against 128 (16 KiB of float32)
-    on permutes whose last dim is short (NCHW->NHWC: 64 channels, NCDHW->NDHWC: 32), where a
-    tile's output rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they
-    lie a row of the output apart: the rule behind ``TallRows`` in
-    ``functional_strides/_copy_native.cc`` (tall tiles where the last dim spans at most two
-    tiles of 32 columns), with ``auto``, XLA's best read and a copy of the output's bytes
-    beside them. Medians of interleaved rounds."""
-    print("\n=== cache tiles: 32 rows against 128 ===")
+    """The shape of the strided copy's cache tiles: 32 rows by 32 columns (short), up to 128
+    rows by 32 (tall: 16 KiB of float32) and 64 by 64 (wide: 16 KiB of float32), on permutes
+    whose last dim is short (NCHW->NHWC: 64 channels, NCDHW->NDHWC: 32), where a tile's output
+    rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they lie a row of
+    the output apart: the rule behind ``TallRows`` and ``kWide`` in
+    ``functional_strides/_copy_native.cc``, with ``auto``, XLA's best read and a copy of the
+    output's bytes beside them. Medians of interleaved rounds."""
+    print("\n=== cache tiles: 32x32 against 128x32 and 64x64 ===")
     if not _copy_built():
         return
     n = 4096 // scale
@@ -434,19 +435,56 @@ def tiles_table(repeats: int, scale: int) -> None:
         "NCDHW->NDHWC": fs.views.permute(Layout.contiguous((2, 32, 32 // scale, 64, 64)), (0, 2, 3, 4, 1)),
         "(n/32, 32) to last": Layout((2**22 // scale // 32, 32), (1, 2**22 // scale // 32)),
         "transpose": Layout((n, n), (1, n)),
+        "flip+transpose": Layout((n, n // 2), (-1, 2 * n), n - 1),
         "NDHWC->NCDHW": fs.views.permute(Layout.contiguous((2, 32 // scale, 64, 64, 32)), (0, 4, 1, 2, 3)),
     }
-    print(f"  {'layout':<20} {'32 rows ms':>11} {'128 rows ms':>12} {'auto ms':>8} {'XLA ms':>8} "
-          f"{'copy ms':>8} {'128/32':>7}")
+    print(f"  {'layout':<20} {'32x32 ms':>9} {'128x32 ms':>10} {'64x64 ms':>9} {'auto ms':>8} {'XLA ms':>8} "
+          f"{'copy ms':>8} {'128x32/32x32':>13} {'64x64/32x32':>12} {'64x64/copy':>11}")
     for name, layout in cases.items():
         x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
         xla = jax.jit(lambda s, lay=layout: materialize(s, lay, method=xla_read_plan(lay)))
-        copy = jax.jit(lambda s, m=layout.numel: jnp.copy(s[:m]))
+        dense = jnp.zeros(layout.numel, jnp.float32)
+        copy = jax.jit(jnp.copy)
         extra = {"xla": lambda f=xla, x=x: f(x).block_until_ready(),
-                 "copy": lambda f=copy, x=x: f(x).block_until_ready()}
-        med = _forced_reads(layout, x, "tiles", ("short", "tall", "auto"), extra, repeats)
-        print(f"  {name:<20} {med['short'] * 1e3:11.3f} {med['tall'] * 1e3:12.3f} {med['auto'] * 1e3:8.3f} "
-              f"{med['xla'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} {med['tall'] / med['short']:7.2f}")
+                 "copy": lambda f=copy, y=dense: f(y).block_until_ready()}
+        med = _forced_reads(layout, x, "tiles", ("short", "tall", "wide", "auto"), extra, repeats)
+        print(f"  {name:<20} {med['short'] * 1e3:9.3f} {med['tall'] * 1e3:10.3f} {med['wide'] * 1e3:9.3f} "
+              f"{med['auto'] * 1e3:8.3f} {med['xla'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} "
+              f"{med['tall'] / med['short']:13.2f} {med['wide'] / med['short']:12.2f} "
+              f"{med['wide'] / med['copy']:11.2f}")
+
+
+def stores_table(repeats: int, scale: int) -> None:
+    """How the strided copy stores a read's output: through the caches against past them
+    (streaming stores), on permutes (tiles and whole rows) and on overlapping windows, each
+    at three output sizes from a fraction of the caches to well past them: the rule behind
+    ``Streams`` and ``kStreamMinBytes`` in ``functional_strides/_copy_native.cc``, with
+    ``auto`` and a copy of the output's bytes beside them. Medians of interleaved rounds."""
+    print("\n=== stores: through the caches against past them ===")
+    if not _copy_built():
+        return
+    print(f"  {'layout':<14} {'out MiB':>8} {'cached ms':>10} {'streaming ms':>13} {'auto ms':>8} "
+          f"{'copy ms':>8} {'streaming/cached':>17}")
+    for shrink in (16 * scale, 4 * scale, scale):
+        n = 4096 // int(shrink ** 0.5)
+        cases = {
+            "transpose": Layout((n, n), (1, n)),
+            "flip+transpose": Layout((n, n // 2), (-1, 2 * n), n - 1),
+            "NCHW->NHWC": fs.views.permute(Layout.contiguous((32 // shrink or 1, 64, 56, 56)), (0, 2, 3, 1)),
+            "NDHWC->NCDHW": fs.views.permute(Layout.contiguous((2, max(1, 32 // shrink), 64, 64, 32)),
+                                             (0, 4, 1, 2, 3)),
+            "heads": fs.views.permute(Layout.contiguous((max(1, 16 // shrink), 1024, 16, 64)), (0, 2, 1, 3)),
+            "frames": Layout(((2**22 // shrink - 1024) // 256 + 1, 1024), (256, 1)),
+        }
+        for name, layout in cases.items():
+            x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
+            dense = jnp.zeros(layout.numel, jnp.float32)
+            copy = jax.jit(jnp.copy)
+            extra = {"copy": lambda f=copy, y=dense: f(y).block_until_ready()}
+            med = _forced_reads(layout, x, "stores", ("cached", "streaming", "auto"), extra, repeats)
+            print(f"  {name:<14} {layout.numel * 4 / 2**20:8.1f} {med['cached'] * 1e3:10.3f} "
+                  f"{med['streaming'] * 1e3:13.3f} {med['auto'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} "
+                  f"{med['streaming'] / med['cached']:17.2f}")
 
 
 def eager_table(repeats: int, scale: int) -> None:
@@ -482,7 +520,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=None,
-                        choices=["windows", "layouts", "permutes", "copy", "rows", "tiles", "eager"])
+                        choices=["windows", "layouts", "permutes", "copy", "rows", "tiles", "stores",
+                                 "eager"])
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -497,6 +536,8 @@ def main() -> None:
         rows_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "tiles"):
         tiles_table(args.repeats, 4 if args.quick else 1)
+    if args.only in (None, "stores"):
+        stores_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "eager"):
         eager_table(args.repeats, 4 if args.quick else 1)
 

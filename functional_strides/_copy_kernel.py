@@ -6,9 +6,10 @@ order and reads the input a cache line per element, and a tile loop written in X
 on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
 jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
 handler: the output written once in row-major order, the last dim as ``memcpy`` where it is
-contiguous, cache tiles of 32 columns by 32 rows (up to 128 rows where the last dim spans at
-most two tiles) where the last dim jumps a cache line per element and another dim runs through
-memory, chunks of the output spread over XLA's intra-op threads.
+contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
+last dim spans at most two tiles, for elements of 8 bytes or more) where the last dim jumps a
+cache line per element and another dim runs through memory, the output of a large permute
+stored past the caches, chunks of the output spread over XLA's intra-op threads.
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
@@ -153,18 +154,28 @@ def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
 #: (``benchmarks/lowering_choices.py --only rows`` times both).
 ORDERS = {"auto": 0, "dense": 1, "storage": 2}
 
-#: The read handler's ``tiles`` attribute: the height of its cache tiles. ``"auto"`` is 32
-#: rows, or up to 128 (16 KiB) where the last dim spans at most two tiles of 32 columns
-#: (NCHW->NHWC); the others force one (``benchmarks/lowering_choices.py --only tiles``).
-TILES = {"auto": 0, "short": 1, "tall": 2}
+#: The read handler's ``tiles`` attribute: the shape of its cache tiles, 32x32 (``"short"``),
+#: up to 128 rows by 32 (``"tall"``, 16 KiB) or 64x64 (``"wide"``, for elements of at most 4
+#: bytes; wider ones take 32x32). ``"auto"`` is wide where it fits, else tall where the last
+#: dim spans at most two tiles of 32 columns, else short; the others force one
+#: (``benchmarks/lowering_choices.py --only tiles``).
+TILES = {"auto": 0, "short": 1, "tall": 2, "wide": 3}
+
+#: The read handler's ``stores`` attribute: how it stores the output, through the caches
+#: (``"cached"``) or past them (``"streaming"``: no line of the output is read before it is
+#: written). ``"auto"`` streams a permute's output from 8 MiB (tiles, or whole rows that a
+#: permute moves), where every run it stores is a cache line or more
+#: (``benchmarks/lowering_choices.py --only stores``).
+STORES = {"auto": 0, "cached": 1, "streaming": 2}
 
 
 def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
-         strides: tuple[int, ...], order: str = "auto", tiles: str = "auto") -> jax.Array:
+         strides: tuple[int, ...], order: str = "auto", tiles: str = "auto",
+         stores: str = "auto") -> jax.Array:
     (storage, offset), kind = _alike(storage, offset)
     call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))
     return call(storage, offset, **_view_attrs(shape, strides), order=np.int64(ORDERS[order]),
-                tiles=np.int64(TILES[tiles]))
+                tiles=np.int64(TILES[tiles]), stores=np.int64(STORES[stores]))
 
 
 def _unbatched(call: Callable[..., jax.Array],

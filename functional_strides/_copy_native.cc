@@ -15,10 +15,13 @@
 //   * a plain block is the last dim: a memcpy when its stride is 1, a fill when 0, else a
 //     strided loop;
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
-//     dim runs through memory, is 32 x 32 elements of those two dims (a read's tile is up
-//     to 128 rows by 32 where the last dim spans at most two tiles), moved through a buffer
-//     in L1 along the running dim on the view's side and along the last on the dense side,
-//     so each cache line on either side is moved whole.
+//     dim runs through memory, is a tile of those two dims: a read's 64 x 64 elements of at
+//     most 4 bytes (16 KiB), else 32 x 32, or up to 128 rows by 32 where the last dim spans
+//     at most two tiles; a write's 32 x 32. It is moved through a buffer in L1 along the
+//     running dim on the view's side and along the last on the dense side, so each cache
+//     line on either side is moved whole.
+// A read of a permute whose output is large stores it past the caches (streaming stores: no
+// line of the output is read before it is written).
 // A write through a view whose elements share slots runs in the view's row-major order
 // (the last write of a slot wins, additions arrive in that order): overlapping windows
 // (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
@@ -62,11 +65,13 @@ constexpr int64_t kRows = 32;  // a tile's extent along the running dim (output 
 constexpr int64_t kCols = 32;  // a tile's extent along the last dim (output columns)
 constexpr int64_t kTallRows = 128;     // a read's tile where the last dim is short, at most
 constexpr int64_t kTileBytes = 16384;  // ... and at most this many bytes (half of L1)
+constexpr int64_t kWide = 64;          // a read's wide tile: kWide x kWide, if it fits kTileBytes
 constexpr int64_t kLineBytes = 64;               // a cache line
 constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory a claimed chunk touches, at least
 constexpr int64_t kChunksPerThread = 4;           // chunks per thread, at most
 constexpr int64_t kPageBytes = 4096;              // a page: what a far jump costs at most (a TLB miss)
 constexpr int64_t kWriteStreams = 32;             // output runs a read in the storage's order writes at once
+constexpr int64_t kStreamMinBytes = int64_t{1} << 23;  // a read's output streamed from 8 MiB (Streams)
 constexpr int kMaxRank = 64;
 
 struct U128 {
@@ -80,9 +85,14 @@ inline int64_t Abs(int64_t v) { return v < 0 ? -v : v; }
 // writes at most kWriteStreams runs of the output at once ("order" attribute of the read).
 enum Order : int64_t { kAutoOrder = 0, kDenseOrder = 1, kStorageOrder = 2 };
 
-// The tile height of a read ("tiles" attribute): kRows, or TallRows where the last dim spans at
-// most two tiles (kAutoTiles), or one of them forced.
-enum Tiles : int64_t { kAutoTiles = 0, kShortTiles = 1, kTallTiles = 2 };
+// The shape of a read's tiles ("tiles" attribute): kRows x kCols (short), TallRows x kCols
+// (tall) or kWide x kWide (wide, for elements of at most 4 bytes; short for wider ones), or
+// the rule of MakePlan (kAutoTiles).
+enum Tiles : int64_t { kAutoTiles = 0, kShortTiles = 1, kTallTiles = 2, kWideTiles = 3 };
+
+// How a read stores its output ("stores" attribute): through the caches, or with stores that
+// bypass them (kStreamingStores), or streaming where the output is large (kAutoStores).
+enum Stores : int64_t { kAutoStores = 0, kCachedStores = 1, kStreamingStores = 2 };
 
 // The blocks of a view, numbered in the dense array's order or the storage's (Order).
 struct Plan {
@@ -93,6 +103,8 @@ struct Plan {
   int64_t s_last = 0;          // the last dim's input stride
   int64_t t_size = 0, t_in = 0, t_out = 0;  // tiled: the running dim (extent, strides)
   int64_t t_rows = 0;          // tiled: a tile's extent along the running dim
+  int64_t t_cols = 0;          // tiled: a tile's extent along the last dim
+  int t_row_counter = 0, t_col_counter = 0;  // tiled: the counters of the running and last dims' tiles
   int rank = 0;                // dims of the block counter (outer dims, then tile counters)
   int64_t count[kMaxRank];     // extent of each counter
   int64_t in_step[kMaxRank];   // input elements per step of each counter
@@ -101,6 +113,7 @@ struct Plan {
   int64_t w_rows = 0, w_len = 0, w_step = 0;  // apart) written by runs of storage slots
   int64_t blocks = 1;          // product of count
   int64_t block_cost = 0;      // bytes of memory a whole block touches (see ElementCost)
+  bool stream = false;         // a read's runs of the output stored past the caches
 };
 
 // The bytes of memory one element of a plain block costs to move: its own bytes where the
@@ -117,6 +130,11 @@ int64_t ElementCost(int64_t stride, int64_t es) {
 // nothing and reads longer runs of each of the input's (far apart) rows.
 constexpr int64_t TallRows(int64_t es) {
   return std::clamp(kTileBytes / (kCols * es), kRows, kTallRows);
+}
+
+// The elements of a tile's buffer: the largest tile of T (at most kTileBytes, at least kRows x kCols).
+constexpr int64_t TileElements(int64_t es) {
+  return std::max(kTileBytes / es, kRows * kCols);
 }
 
 // serial: the blocks in the view's row-major order (no tiles), for writes whose elements share
@@ -198,23 +216,36 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.t_size = sizes[t];
     p.t_in = strides[t];
     p.t_out = out_stride[t];
-    // (`python benchmarks/lowering_choices.py --only tiles`, float32: 128 rows / 32 rows
-    // 0.37-0.63x on NCHW->NHWC, NCDHW->NDHWC and a transpose to a last dim of 32, in full and
-    // `--quick` runs; 0.87-0.99x on a 4096x4096 transpose and 0.95-0.98x on NDHWC->NCDHW,
-    // whose tiles' output rows lie a row of the output apart, where 128-row tiles took
-    // 1.35x in a run of their own: those keep 32.)
-    const bool tall = tiles == kTallTiles || (tiles == kAutoTiles && sizes[d] <= 2 * kCols);
-    p.t_rows = read && tall ? TallRows(es) : kRows;
-    p.count[p.rank] = (sizes[t] + p.t_rows - 1) / p.t_rows;
-    p.in_step[p.rank] = p.t_rows * strides[t];
-    p.out_step[p.rank] = p.t_rows * out_stride[t];
-    ++p.rank;
-    p.count[p.rank] = (sizes[d] + kCols - 1) / kCols;
-    p.in_step[p.rank] = kCols * strides[d];
-    p.out_step[p.rank] = kCols;
-    ++p.rank;
+    // Longer runs of the view's far-apart rows, and of the output's, per tile: fewer rows of
+    // memory opened per byte moved. (`python benchmarks/lowering_choices.py --only tiles`,
+    // float32, ratios to 32x32: 64x64 0.48-0.75x on NCHW->NHWC, NCDHW->NDHWC, a transpose to
+    // a last dim of 32, the 4096x4096 transpose, flipped and transposed, 1.05x on
+    // NDHWC->NCDHW (all alike there); 0.29-0.65x in the `--quick` run, 16x smaller; 128x32
+    // 0.52-1.02x and 0.35-0.81x. Elements of 8 bytes and more keep 32 columns, the tile
+    // within 16 KiB.)
+    const bool wide_fits = kWide * kWide * es <= kTileBytes;
+    const Tiles shape = !read ? kShortTiles
+                        : tiles != kAutoTiles ? tiles
+                        : wide_fits ? kWideTiles
+                        : sizes[d] <= 2 * kCols ? kTallTiles
+                                                : kShortTiles;
+    p.t_rows = shape == kTallTiles ? TallRows(es) : shape == kWideTiles && wide_fits ? kWide : kRows;
+    p.t_cols = shape == kWideTiles && wide_fits ? kWide : kCols;
+    // The tiles of one row of tiles run along the last dim (the output written a row of tiles
+    // at a time), or in the storage's order down the running dim (the input read by kCols
+    // runs straight through).
+    const bool down = read && order == kStorageOrder;
+    p.t_row_counter = down ? p.rank + 1 : p.rank;
+    p.t_col_counter = down ? p.rank : p.rank + 1;
+    p.count[p.t_row_counter] = (sizes[t] + p.t_rows - 1) / p.t_rows;
+    p.in_step[p.t_row_counter] = p.t_rows * strides[t];
+    p.out_step[p.t_row_counter] = p.t_rows * out_stride[t];
+    p.count[p.t_col_counter] = (sizes[d] + p.t_cols - 1) / p.t_cols;
+    p.in_step[p.t_col_counter] = p.t_cols * strides[d];
+    p.out_step[p.t_col_counter] = p.t_cols;
+    p.rank += 2;
     p.n_last = sizes[d];
-    p.block_cost = p.t_rows * kCols * es;
+    p.block_cost = p.t_rows * p.t_cols * es;
   } else {
     p.n_last = sizes[d];
     const int64_t cost = ElementCost(strides[d], es);
@@ -229,9 +260,50 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
   return p;
 }
 
+// n contiguous elements copied with stores that bypass the caches (SSE2 movntdq: the output's
+// lines are written whole, without the read a cached store first makes of each) where they
+// fill aligned 16-byte groups of the output, plain stores at the ends.
 template <typename T>
-void PlainBlock(const T* in, T* out, int64_t n, int64_t s) {
-  if (s == 1) {
+void StreamRun(T* out, const T* in, int64_t n) {
+  char* d = reinterpret_cast<char*>(out);
+  const char* s = reinterpret_cast<const char*>(in);
+  size_t bytes = static_cast<size_t>(n) * sizeof(T);
+#if defined(__SSE2__)
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+  }
+  for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  }
+#endif
+  std::memcpy(d, s, bytes);
+}
+
+// Streaming stores are ordered with the calling thread's later stores and made visible to
+// other threads (before the chunk is counted done).
+inline void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+template <typename T>
+void PlainBlock(const T* in, T* out, int64_t n, int64_t s, bool stream) {
+  if (s == 1 && stream) {
+    StreamRun(out, in, n);
+  } else if (s == 1) {
     std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
   } else if (s == 0) {
     const T v = *in;
@@ -241,22 +313,23 @@ void PlainBlock(const T* in, T* out, int64_t n, int64_t s) {
   }
 }
 
-// The buffer of a tile of kCols columns whose columns are contiguous runs of the input,
-// forwards or backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of 4-byte
-// elements (rows a multiple of 4), 2x2 of 8-byte ones (rows even) (SSE2, part of every
-// x86-64). False where it does not apply; the caller then copies element by element.
+// The buffer (rows of `pitch` elements) of a tile whose columns are contiguous runs of the
+// input, forwards or backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of
+// 4-byte elements (rows and columns multiples of 4), 2x2 of 8-byte ones (both even) (SSE2,
+// part of every x86-64). False where it does not apply; the caller then copies element by
+// element.
 template <typename T>
-bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t) {
+bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t, int64_t) {
   return false;
 }
 
 #if defined(__SSE2__)
 template <>
 bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, int64_t row_in,
-                 int64_t col_in) {
-  if ((row_in != 1 && row_in != -1) || rows % 4 != 0 || cols != kCols) return false;
+                 int64_t col_in, int64_t pitch) {
+  if ((row_in != 1 && row_in != -1) || rows % 4 != 0 || cols % 4 != 0) return false;
   const bool back = row_in < 0;
-  for (int64_t b = 0; b < kCols; b += 4) {
+  for (int64_t b = 0; b < cols; b += 4) {
     const float* c0 = reinterpret_cast<const float*>(in + b * col_in);
     const float* c1 = c0 + col_in;
     const float* c2 = c1 + col_in;
@@ -272,11 +345,11 @@ bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, 
         r3 = _mm_shuffle_ps(r3, r3, 0x1B);
       }
       _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-      float* dst = reinterpret_cast<float*>(buf + a * kCols + b);
+      float* dst = reinterpret_cast<float*>(buf + a * pitch + b);
       _mm_store_ps(dst, r0);
-      _mm_store_ps(dst + kCols, r1);
-      _mm_store_ps(dst + 2 * kCols, r2);
-      _mm_store_ps(dst + 3 * kCols, r3);
+      _mm_store_ps(dst + pitch, r1);
+      _mm_store_ps(dst + 2 * pitch, r2);
+      _mm_store_ps(dst + 3 * pitch, r3);
     }
   }
   return true;
@@ -284,10 +357,10 @@ bool TransposeIn(const uint32_t* in, uint32_t* buf, int64_t rows, int64_t cols, 
 
 template <>
 bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t cols, int64_t row_in,
-                 int64_t col_in) {
-  if ((row_in != 1 && row_in != -1) || rows % 2 != 0 || cols != kCols) return false;
+                 int64_t col_in, int64_t pitch) {
+  if ((row_in != 1 && row_in != -1) || rows % 2 != 0 || cols % 2 != 0) return false;
   const bool back = row_in < 0;
-  for (int64_t b = 0; b < kCols; b += 2) {
+  for (int64_t b = 0; b < cols; b += 2) {
     const double* c0 = reinterpret_cast<const double*>(in + b * col_in);
     const double* c1 = c0 + col_in;
     for (int64_t a = 0; a < rows; a += 2) {
@@ -297,9 +370,9 @@ bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t cols, 
         r0 = _mm_shuffle_pd(r0, r0, 1);
         r1 = _mm_shuffle_pd(r1, r1, 1);
       }
-      double* dst = reinterpret_cast<double*>(buf + a * kCols + b);
+      double* dst = reinterpret_cast<double*>(buf + a * pitch + b);
       _mm_store_pd(dst, _mm_unpacklo_pd(r0, r1));
-      _mm_store_pd(dst + kCols, _mm_unpackhi_pd(r0, r1));
+      _mm_store_pd(dst + pitch, _mm_unpackhi_pd(r0, r1));
     }
   }
   return true;
@@ -308,43 +381,52 @@ bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t cols, 
 
 // Data movement only: float and double tiles move as the integers of their width.
 template <>
-bool TransposeIn(const float* in, float* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in) {
+bool TransposeIn(const float* in, float* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in,
+                 int64_t pitch) {
   return TransposeIn(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(buf), rows, cols,
-                     row_in, col_in);
+                     row_in, col_in, pitch);
 }
 
 template <>
-bool TransposeIn(const double* in, double* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in) {
+bool TransposeIn(const double* in, double* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in,
+                 int64_t pitch) {
   return TransposeIn(reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(buf), rows, cols,
-                     row_in, col_in);
+                     row_in, col_in, pitch);
 }
 
-// A tile: output rows a (the running dim) by columns b (the last dim). Each column b is a
-// short run of the input (row_in apart, a few bytes) and each row a a run of the output: both
-// are moved whole through a buffer in L1, so no line is fetched twice however the input's
-// columns alias in the caches (rows 4 KiB apart map to the same cache sets).
+// A tile: output rows a (the running dim) by columns b (the last dim), its buffer's rows
+// `pitch` elements apart. Each column b is a short run of the input (row_in apart, a few
+// bytes) and each row a a run of the output: both are moved whole through a buffer in L1, so
+// no line is fetched twice however the input's columns alias in the caches (rows 4 KiB apart
+// map to the same cache sets).
 template <typename T>
 void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, int64_t row_out,
-               int64_t col_in) {
-  alignas(64) T buf[TallRows(sizeof(T)) * kCols];  // buf[a * kCols + b]: the tile in output order
-  if (!TransposeIn(in, buf, rows, cols, row_in, col_in)) {
+               int64_t col_in, int64_t pitch, bool stream) {
+  alignas(64) T buf[TileElements(sizeof(T))];  // buf[a * pitch + b]: the tile in output order
+  if (!TransposeIn(in, buf, rows, cols, row_in, col_in, pitch)) {
     for (int64_t b = 0; b < cols; ++b) {
       const T* src = in + b * col_in;
-      for (int64_t a = 0; a < rows; ++a) buf[a * kCols + b] = src[a * row_in];
+      for (int64_t a = 0; a < rows; ++a) buf[a * pitch + b] = src[a * row_in];
     }
   }
   for (int64_t a = 0; a < rows; ++a) {
-    std::memcpy(out + a * row_out, buf + a * kCols, static_cast<size_t>(cols) * sizeof(T));
+    if (stream) {
+      StreamRun(out + a * row_out, buf + a * pitch, cols);
+    } else {
+      std::memcpy(out + a * row_out, buf + a * pitch, static_cast<size_t>(cols) * sizeof(T));
+    }
   }
 }
 
 // A read: the dense output from the view.
 template <typename T>
 struct Read {
-  static void Plain(const T* view, T* dense, int64_t n, int64_t s) { PlainBlock(view, dense, n, s); }
+  static void Plain(const T* view, T* dense, int64_t n, int64_t s, bool stream) {
+    PlainBlock(view, dense, n, s, stream);
+  }
   static void Tile(const T* view, T* dense, int64_t rows, int64_t cols, int64_t t_in, int64_t t_out,
-                   int64_t s_last) {
-    TileBlock(view, dense, rows, cols, t_in, t_out, s_last);
+                   int64_t s_last, int64_t pitch, bool stream) {
+    TileBlock(view, dense, rows, cols, t_in, t_out, s_last, pitch, stream);
   }
 };
 
@@ -376,7 +458,7 @@ void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n) {
 
 template <typename T, typename Op>
 struct Write {
-  static void Plain(T* view, const T* dense, int64_t n, int64_t s) {
+  static void Plain(T* view, const T* dense, int64_t n, int64_t s, bool) {
     if (s == 1 && std::is_same_v<Op, Set>) {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
       return;
@@ -390,10 +472,10 @@ struct Write {
   // Output rows a of the dense tile are read whole into a buffer, transposed so that each
   // column b of the view (a run along the running dim) is written whole.
   static void Tile(T* view, const T* dense, int64_t rows, int64_t cols, int64_t t_in, int64_t t_out,
-                   int64_t s_last) {
+                   int64_t s_last, int64_t, bool) {
     alignas(64) T buf[kRows * kCols];  // buf[b * kRows + a]: the tile in the view's order
     static_assert(kRows == kCols, "the tile is transposed both ways with one buffer pitch");
-    if (!TransposeIn(dense, buf, cols, rows, 1, t_out)) {
+    if (!TransposeIn(dense, buf, cols, rows, 1, t_out, kRows)) {
       for (int64_t a = 0; a < rows; ++a) {
         for (int64_t b = 0; b < cols; ++b) buf[b * kRows + a] = dense[a * t_out + b];
       }
@@ -421,7 +503,7 @@ void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   for (int64_t k = first; k < end; ++k) {
     const int64_t at = k * p.w_step;
     const int64_t from = std::max(a, at), to = std::min(b, at + p.w_len);
-    if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1);
+    if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1, false);
   }
 }
 
@@ -442,15 +524,15 @@ void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
     in_off += idx[i] * p.in_step[i];
     out_off += idx[i] * p.out_step[i];
   }
-  const int tr = p.rank - 2;  // tiled: the tile counters of the running dim and the last dim
   const int pr = p.rank - 1;  // plain: the piece counter of the last dim
   for (int64_t blk = lo; blk < hi; ++blk) {
     if (p.tiled) {
-      const int64_t rows = std::min(p.t_rows, p.t_size - idx[tr] * p.t_rows);
-      const int64_t cols = std::min(kCols, p.n_last - idx[tr + 1] * kCols);
-      Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last);
+      const int64_t rows = std::min(p.t_rows, p.t_size - idx[p.t_row_counter] * p.t_rows);
+      const int64_t cols = std::min(p.t_cols, p.n_last - idx[p.t_col_counter] * p.t_cols);
+      Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last, p.t_cols, p.stream);
     } else {
-      Mover::Plain(view + in_off, dense + out_off, std::min(p.piece, p.n_last - idx[pr] * p.piece), p.s_last);
+      Mover::Plain(view + in_off, dense + out_off, std::min(p.piece, p.n_last - idx[pr] * p.piece), p.s_last,
+                   p.stream);
     }
     for (int i = p.rank - 1; i >= 0; --i) {  // next block: an odometer over the counters
       in_off += p.in_step[i];
@@ -522,6 +604,7 @@ struct Work {
       if (c >= chunks) return;
       const int64_t lo = c * per_chunk;
       RunBytes(kind, plan, view, dense, lo, std::min(plan.blocks, lo + per_chunk));
+      if (plan.stream) StreamFence();
       if (done.fetch_add(1) + 1 == chunks) {
         std::lock_guard<std::mutex> lock(mu);
         cv.notify_all();
@@ -548,14 +631,37 @@ int64_t OffsetAt(const ffi::AnyBuffer& offset) {
   return *static_cast<const int32_t*>(offset.untyped_data());
 }
 
+// Whether a read stores its output past the caches: forced, or (kAutoStores) for a permute
+// (tiles, or whole rows that a permute moves: some outer dim steps less than the next) whose
+// output is at least kStreamMinBytes, where every run it stores is a cache line or more. A
+// large output evicts itself from the caches anyway; the stores that bypass them spare the
+// read of each line that a cached store makes first.
+// (`python benchmarks/lowering_choices.py --only stores`, float32, streaming / cached, two
+// runs: permutes of 6 to 64 MiB 0.51-0.96x but for two outliers, 1.06x and 1.13x, of one
+// run each; of 1.5 to 4 MiB 0.41-1.55x, either way round (there the output fits in the
+// caches). Overlapping windows (unfold frames), read straight through, took 1.02-1.91x at
+// every size: they keep cached stores.)
+bool Streams(const Plan& p, ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t es,
+             Stores stores) {
+  if (stores != kAutoStores) return stores == kStreamingStores;
+  int64_t bytes = es;
+  for (int64_t n : sizes) bytes *= n;
+  if (bytes < kStreamMinBytes) return false;
+  if (p.tiled) return std::min(p.n_last, p.t_cols) * es >= kLineBytes;
+  bool permuted = false;  // some outer dim steps less than the one inside it
+  for (size_t k = 0; k + 2 < strides.size(); ++k) permuted |= Abs(strides[k]) < Abs(strides[k + 1]);
+  return permuted && p.s_last == 1 && p.piece * es >= kLineBytes;
+}
+
 // One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
 // `dense_base` the dense array of the view's shape, `serial` a write through a view whose
 // elements share slots: in row-major order (the last write wins), on one thread unless the
-// view is windows (MakePlan); `order` the order of the blocks and `tiles` a read's tile height.
+// view is windows (MakePlan); `order` the order of the blocks, `tiles` a read's tile height and
+// `stores` how a read stores the output (Streams).
 ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
                   ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
                   ffi::Span<const int64_t> sizes, ffi::Span<const int64_t> strides, int64_t below,
-                  int64_t reach, bool serial, Order order, Tiles tiles) {
+                  int64_t reach, bool serial, Order order, Tiles tiles, Stores stores) {
   if (es != 1 && es != 2 && es != 4 && es != 8 && es != 16) {
     return ffi::Error::InvalidArgument(std::string(what) + ": element size must be 1, 2, 4, 8 or 16 bytes");
   }
@@ -577,6 +683,7 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   work->kind = kind;
   work->plan = MakePlan(sizes.begin(), strides.begin(), static_cast<int64_t>(sizes.size()), es, kind == kRead,
                         serial, order, tiles);
+  work->plan.stream = kind == kRead && Streams(work->plan, sizes, strides, es, stores);
   const Plan& plan = work->plan;
   const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
   work->view = view_base + (start - below) * es;
@@ -617,16 +724,19 @@ int64_t ElementBytes(const ffi::AnyBuffer& buffer) {
 ffi::Error StridedCopy(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBuffer offset,
                        ffi::Result<ffi::AnyBuffer> out, ffi::Span<const int64_t> sizes,
                        ffi::Span<const int64_t> strides, int64_t below, int64_t reach, int64_t order,
-                       int64_t tiles) {
+                       int64_t tiles, int64_t stores) {
   if (order < kAutoOrder || order > kStorageOrder) {
     return ffi::Error::InvalidArgument("strided_copy: order must be 0 (auto), 1 (dense) or 2 (storage)");
   }
-  if (tiles < kAutoTiles || tiles > kTallTiles) {
-    return ffi::Error::InvalidArgument("strided_copy: tiles must be 0 (auto), 1 (short) or 2 (tall)");
+  if (tiles < kAutoTiles || tiles > kWideTiles) {
+    return ffi::Error::InvalidArgument("strided_copy: tiles must be 0 (auto), 1 (short), 2 (tall) or 3 (wide)");
+  }
+  if (stores < kAutoStores || stores > kStreamingStores) {
+    return ffi::Error::InvalidArgument("strided_copy: stores must be 0 (auto), 1 (cached) or 2 (streaming)");
   }
   return Launch(pool, kRead, "strided_copy", static_cast<char*>(storage.untyped_data()), storage.dimensions(),
                 ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset, sizes, strides, below,
-                reach, false, static_cast<Order>(order), static_cast<Tiles>(tiles));
+                reach, false, static_cast<Order>(order), static_cast<Tiles>(tiles), static_cast<Stores>(stores));
 }
 
 // The read with the view's strides as an operand (int32 or int64, one per dim of the output)
@@ -663,7 +773,7 @@ ffi::Error StridedCopyOperands(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi
                 ElementBytes(storage), static_cast<char*>(out->untyped_data()), offset,
                 ffi::Span<const int64_t>(sizes.data(), sizes.size()),
                 ffi::Span<const int64_t>(steps.data(), steps.size()), below, reach, false, kAutoOrder,
-                kAutoTiles);
+                kAutoTiles, kAutoStores);
 }
 
 // The write: the output is the storage (aliased to it by the caller), updated in place.
@@ -680,7 +790,7 @@ ffi::Error StridedWrite(ffi::ThreadPool pool, ffi::AnyBuffer storage, ffi::AnyBu
   }
   return Launch(pool, static_cast<Kind>(mode), "strided_write", target, out->dimensions(), ElementBytes(storage),
                 static_cast<char*>(values.untyped_data()), offset, sizes, strides, below, reach, serial,
-                serial ? kDenseOrder : kStorageOrder, kAutoTiles);
+                serial ? kDenseOrder : kStorageOrder, kAutoTiles, kCachedStores);
 }
 
 }  // namespace
@@ -696,7 +806,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopy, StridedCopy,
                                   .Attr<int64_t>("below")
                                   .Attr<int64_t>("reach")
                                   .Attr<int64_t>("order")
-                                  .Attr<int64_t>("tiles"));
+                                  .Attr<int64_t>("tiles")
+                                  .Attr<int64_t>("stores"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(FsStridedCopyOperands, StridedCopyOperands,
                               ffi::Ffi::Bind()

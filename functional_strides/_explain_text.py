@@ -127,8 +127,9 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
                    f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
     }.get(kind, f"{c.numel} elements")
     return path, (f"{what}: one call of the compiled strided copy on CPU (the output written once in "
-                  "order, a memcpy per contiguous run, tiles of 32 columns by 32 rows (128 where the last "
-                  "dim is short) where the last dim jumps a cache line per element, chunks spread over "
+                  "order, a memcpy per contiguous run, tiles of 64 columns by 64 rows (32 by 32 for "
+                  "elements of 8 bytes or more) where the last dim jumps a cache line per element, a "
+                  "large permute's output stored past the caches, chunks spread over "
                   f"XLA's threads); on other platforms, in derivatives "
                   f"and under vmap {xla}: {_xla_read_reason(layout, n, xla)}")
 

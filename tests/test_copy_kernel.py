@@ -95,28 +95,71 @@ def test_either_order_of_the_blocks_reads_the_same_values(layout, order):
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
-def test_an_unknown_order_is_refused():
+@pytest.mark.parametrize("attribute, value, message", [
+    ("order", 3, "order must be 0"), ("tiles", 4, "tiles must be 0"), ("stores", 3, "stores must be 0"),
+    ("stores", -1, "stores must be 0"),
+])
+def test_an_unknown_attribute_value_is_refused(attribute, value, message):
     call = jax.ffi.ffi_call(fs._copy_kernel.TARGET, jax.ShapeDtypeStruct((4, 4), jnp.float32))
-    with pytest.raises(Exception, match="order must be 0"):
+    attrs = {"order": np.int64(0), "tiles": np.int64(0), "stores": np.int64(0)} | {attribute: np.int64(value)}
+    with pytest.raises(Exception, match=message):
         jax.jit(lambda s: call(s, jnp.int32(0), sizes=np.asarray([4, 4], np.int64),
                                strides=np.asarray([1, 4], np.int64), below=np.int64(0),
-                               reach=np.int64(16), order=np.int64(3), tiles=np.int64(0)))(
-            jnp.zeros(16)).block_until_ready()
+                               reach=np.int64(16), **attrs))(jnp.zeros(16)).block_until_ready()
 
 
-@pytest.mark.parametrize("tiles", ["short", "tall"])
-@pytest.mark.parametrize("dtype", ["int8", "float32", "complex64"])
+@pytest.mark.parametrize("tiles", ["short", "tall", "wide"])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex64", "complex128"])
 @pytest.mark.parametrize("layout", [Layout((300, 40), (1, 300)), Layout((96, 70), (-1, 96), 95),
-                                    Layout((2, 130, 33), (4290, 1, 130))],
-                         ids=["short-last", "wide-last", "batch"])
-def test_either_tile_height_reads_the_same_values(layout, dtype, tiles):
+                                    Layout((2, 130, 33), (4290, 1, 130)), Layout((130, 131), (1, 130))],
+                         ids=["short-last", "wide-last", "batch", "odd-edges"])
+def test_every_tile_shape_reads_the_same_values(layout, dtype, tiles):
     """The read handler's ``tiles`` attribute (forced by ``benchmarks/lowering_choices.py
-    --only tiles``) changes the cache tiles' height, never what lands where."""
+    --only tiles``) changes the cache tiles' shape, never what lands where: 32x32, up to
+    128x32, and 64x64 (which elements of 8 and 16 bytes do not fit: they take 32x32)."""
     from functional_strides._copy_kernel import _ffi
 
+    if dtype in ("float64", "complex128") and not jax.config.jax_enable_x64:
+        dtype = {"float64": "float32", "complex128": "complex64"}[dtype]
     storage = (np.arange(layout.required_storage_size + 2) % 113).astype(dtype)
     got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, "auto", tiles))(
         jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("stores", ["cached", "streaming", "auto"])
+@pytest.mark.parametrize("dtype", ["int8", "bfloat16", "float32", "complex64"])
+@pytest.mark.parametrize("layout", [
+    Layout((96, 70), (1, 96)),  # tiles whose output rows start off 16-byte boundaries
+    Layout((61, 133), (-1, 61), 60),  # tiles flipped, odd edges
+    Layout((3, 7, 5, 33), (7 * 5 * 33, 33, 7 * 33, 1)),  # heads: rows of 33 elements, any alignment
+    Layout((40, 20, 16), (16, 640, 1)),  # rows of 16 elements in the dense order
+    Layout((200, 100), (50, 1), 3),  # overlapping windows
+    Layout((7, 300), (0, 1)),  # expanded rows
+    Layout((50, 9), (1, 50)),  # small tiles: rows of 9 elements
+], ids=["tiles", "tiles-flipped", "heads", "rows", "windows", "expand", "narrow-tiles"])
+def test_streaming_stores_write_the_same_values(layout, dtype, stores):
+    """The read handler's ``stores`` attribute (forced by ``benchmarks/lowering_choices.py
+    --only stores``): stores past the caches in aligned 16-byte groups, plain stores at the
+    ends of each run, whatever the run's length and alignment."""
+    from functional_strides._copy_kernel import _ffi
+
+    storage = (np.arange(layout.required_storage_size + 5) % 251).astype(dtype)
+    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, stores=stores))(
+        jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("layout", [
+    Layout((1024, 2048), (1, 1024)),  # a transpose of 8 MiB of float32: tiles
+    Layout((2, 1024, 16, 64), (2**20, 64, 2**16, 1)),  # heads, 8 MiB: rows
+    Layout((2, 512, 31, 64), (31 * 512 * 64, 64, 512 * 64, 1), 5),  # rows of 256 bytes, 2 in 64 misaligned
+], ids=["transpose", "heads", "heads-offset"])
+def test_large_permutes_stream_their_output(layout):
+    """From 8 MiB of output ``auto`` streams a permute's output (several chunks over the threads,
+    each fenced before it is counted done): the values are those of the oracle."""
+    storage = np.arange(layout.required_storage_size + 7, dtype=np.float32)
+    got = _copy(jnp.asarray(storage), layout)
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
@@ -124,13 +167,16 @@ def test_either_tile_height_reads_the_same_values(layout, dtype, tiles):
 @pytest.mark.parametrize("layout", [
     Layout((96, 70), (1, 96)), Layout((64, 70), (-1, 64), 63), Layout((2, 64, 33), (2112, 1, 64)),
     Layout((300, 40), (1, 300)), Layout((301, 64), (-1, 301), 300), Layout((2, 260, 7), (1820, 1, 260)),
-], ids=["forwards", "backwards", "batch", "tall", "tall-backwards-odd-edge", "tall-narrow"])
+    Layout((130, 134), (1, 130)), Layout((129, 130), (-1, 129), 128),
+], ids=["forwards", "backwards", "batch", "tall", "tall-backwards-odd-edge", "tall-narrow",
+        "wide-edges", "wide-backwards-odd-edges"])
 def test_whole_tiles_of_every_element_size(layout, dtype):
-    """Whole tiles: 32x32, or, for a read whose last dim spans at most two tiles, up to 128
-    rows by 32 (16 KiB at most: 128 rows of 1-, 2- and 4-byte elements, 64 of 8-byte, 32 of
-    16-byte); transposed in registers for 4- and 8-byte elements, forwards and backwards,
-    element by element for the others; edge tiles in registers where their rows come in
-    fours (pairs for 8 bytes) and all 32 columns are there, else element by element."""
+    """Whole tiles of a read: 64x64 for elements of at most 4 bytes; 32x32 for wider ones, or,
+    where the last dim spans at most two tiles of 32, up to 128 rows by 32 (16 KiB at most:
+    64 rows of 8-byte elements, 32 of 16-byte); transposed in registers for 4- and 8-byte
+    elements, forwards and backwards, element by element for the others; edge tiles in
+    registers where their rows and columns come in fours (pairs for 8 bytes), else element by
+    element."""
     if dtype == "uint64" and not jax.config.jax_enable_x64:
         dtype = "uint32"
     storage = (np.arange(layout.required_storage_size + 3) % 113).astype(dtype)

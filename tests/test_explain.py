@@ -204,7 +204,8 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     text = " ".join(fs.explain(Layout((1024, 512), (1, 1024)), show=False).text.split())
     assert ("read plan (fs.read_plan): strided_copy: a permute of 524288 >= 16384 elements whose last dim "
             "jumps >= 16 elements: one call of the compiled strided copy on CPU") in text
-    assert "tiles of 32 columns by 32 rows (128 where the last dim is short)" in text
+    assert "tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more)" in text
+    assert "a large permute's output stored past the caches" in text
     assert "on other platforms, in derivatives and under vmap structured:" in text
     frames = " ".join(fs.explain(Layout((1024, 256), (64, 1)), show=False).text.split())
     assert ("strided_copy: 262144 >= 262144 elements in overlapping windows of 256 >= 64 contiguous "
