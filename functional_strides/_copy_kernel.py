@@ -151,7 +151,8 @@ def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
 #: The read handler's ``order`` attribute: the order it visits blocks of the output in.
 #: ``"auto"`` is the dense array's, or the storage's for whole contiguous rows where that
 #: writes at most 32 runs of the output at once (attention heads); the others force one
-#: (``benchmarks/lowering_choices.py --only rows`` times both).
+#: (``benchmarks/lowering_choices.py --only rows`` times both). Under ``"storage"`` a
+#: permute's cache tiles also run down the running dim rather than along the last.
 ORDERS = {"auto": 0, "dense": 1, "storage": 2}
 
 #: The read handler's ``tiles`` attribute: the shape of its cache tiles, 32x32 (``"short"``),
