@@ -656,7 +656,7 @@ bool Streams(const Plan& p, ffi::Span<const int64_t> sizes, ffi::Span<const int6
 // One call: the checks, the chunks, the threads. `view_base` is the storage (n elements),
 // `dense_base` the dense array of the view's shape, `serial` a write through a view whose
 // elements share slots: in row-major order (the last write wins), on one thread unless the
-// view is windows (MakePlan); `order` the order of the blocks, `tiles` a read's tile height and
+// view is windows (MakePlan); `order` the order of the blocks, `tiles` the shape of a read's tiles and
 // `stores` how a read stores the output (Streams).
 ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view_base,
                   ffi::AnyBuffer::Dimensions sdims, int64_t es, char* dense_base, const ffi::AnyBuffer& offset,
