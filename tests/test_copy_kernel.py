@@ -388,6 +388,24 @@ def test_each_path_of_the_write_handler(layout, mode):
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)  # sums in another order
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+@pytest.mark.parametrize("length", [1, 3, 7, 8, 9, 16, 31, 33, 64, 67])
+def test_additions_over_runs_of_every_length(length, dtype):
+    """The additions through a view's contiguous runs (an AVX2 loop where the CPU has it, the
+    SSE2 one elsewhere): every run length about the vector widths, the integers wrapping as
+    two's complement does."""
+    if dtype in ("float64", "int64") and not jax.config.jax_enable_x64:
+        dtype = {"float64": "float32", "int64": "int32"}[dtype]
+    layout = Layout((40, length), (length + 3, 1), 2)
+    top = np.iinfo(dtype).max if dtype.startswith("int") else 1000
+    storage = np.full(layout.required_storage_size + 4, top, dtype=dtype)
+    values = (np.arange(layout.numel).reshape(layout.shape) % 11 + 1).astype(dtype)
+    with np.errstate(over="ignore"):
+        want = oracle.scatter(storage, layout, values, "add")
+    got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add", overlap="last")
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
 @given(count=st.integers(1, 300), length=st.integers(2, 1100), step=st.integers(1, 1100),
        offset=st.integers(0, 9), mode=st.sampled_from(["set", "add"]),
        dtype=st.sampled_from(["float32", "int32", "uint8"]))
