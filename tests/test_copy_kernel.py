@@ -50,6 +50,22 @@ def test_values_match_the_oracle(layout, dtype, slack):
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
+@given(layout=layouts(max_rank=4, negative=True).filter(lambda lay: lay.numel > 0),
+       dtype=st.sampled_from(["int8", "float16", "float32", "complex64"]),
+       order=st.sampled_from(sorted(fs._copy_kernel.ORDERS)),
+       tiles=st.sampled_from(sorted(fs._copy_kernel.TILES)),
+       stores=st.sampled_from(sorted(fs._copy_kernel.STORES)))
+def test_every_forced_choice_of_the_read_matches_the_oracle(layout, dtype, order, tiles, stores):
+    """The block order, tile shape and stores that ``lowering_choices.py`` forces change
+    when and how each element is moved, never what lands where, on every kind of layout."""
+    from functional_strides._copy_kernel import _ffi
+
+    storage = (storage_for(layout, 1) % 97).astype(dtype)
+    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, order, tiles,
+                                 stores))(jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+
+
 @pytest.mark.parametrize("layout", [
     Layout((70, 45), (1, 70)),  # a tiled transpose, partial tiles on both sides
     Layout((3, 40, 33), (1320, 1, 40)),  # a batch of them
