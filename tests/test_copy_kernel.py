@@ -169,7 +169,7 @@ def test_streaming_stores_write_the_same_values(layout, dtype, stores):
 @pytest.mark.parametrize("layout", [
     Layout((1024, 2048), (1, 1024)),  # a transpose of 8 MiB of float32: tiles
     Layout((2, 1024, 16, 64), (2**20, 64, 2**16, 1)),  # heads, 8 MiB: rows
-    Layout((2, 512, 31, 64), (31 * 512 * 64, 64, 512 * 64, 1), 5),  # rows of 256 bytes, 2 in 64 misaligned
+    Layout((2, 512, 31, 64), (31 * 512 * 64, 64, 512 * 64, 1), 5),  # rows read 20 bytes off 16-byte bounds
 ], ids=["transpose", "heads", "heads-offset"])
 def test_large_permutes_stream_their_output(layout):
     """From 8 MiB of output ``auto`` streams a permute's output (several chunks over the threads,
