@@ -87,19 +87,22 @@ GATHER_ROWS_APART = 1024
 # (benchmarks/lowering_choices.py --only copy: best of 15 interleaved calls, float32, 2-core
 # x86-64; ratios copy / XLA): transposes, read by cache tiles, 1.10 at 2^12 elements,
 # 0.34-0.76 from 2^14 to 2^26; (n/64, 64) permutes to the last dim 1.05 at 2^12, 0.25-0.75
-# from 2^14; permutes that keep rows of 64 contiguous elements (attention heads) 0.99-1.22 up
-# to 2^17, 0.64-0.84 from 2^18; rows of 16 elements 1.08-1.57 at every size (a call per row);
-# overlapping windows of 256 and 1024 elements (unfold frames, against the row gather)
-# 1.02-1.19 up to 2^17, 0.55-1.02 from 2^18 to 2^22, 0.99-1.09 from 2^24 (both at the
+# from 2^14; permutes that keep rows of 64 contiguous elements (attention heads) 0.99-1.22 at
+# 2^12-2^16 in that run, 0.64-0.84 from 2^18; rows of 16 elements 1.08-1.57 at every size (a
+# call per row); overlapping windows of 256 and 1024 elements (unfold frames, against the row
+# gather) 1.02-1.19 at 2^12-2^16, 0.55-1.02 from 2^18 to 2^22, 0.99-1.09 from 2^24 (both at the
 # bandwidth of writing a fresh output); rows that neither move nor overlap (a plain slice)
-# 0.95-1.14: XLA's slice keeps them.
+# 0.95-1.14: XLA's slice keeps them. At the low end, in three runs of interleaved medians
+# (heads [4, T, 16, 64] -> [4, 16, T, 64] against the structured read, frames 256/64 against
+# the row gather): heads 1.29-1.38 at 2^15, 0.51-0.54 at 2^16, 0.43-0.61 at 2^17; frames
+# 0.91-1.16 at 2^16, 0.62-0.77 at 2^17: both take the strided copy from 2^17.
 #: Permutes read by cache tiles: from this many elements the strided copy takes them ...
 COPY_MIN_ELEMENTS = 2**14
 #: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32).
 COPY_TILE_JUMP = 16
 #: Permutes that keep the innermost dim contiguous, and overlapping windows: from this many
 #: elements ...
-COPY_ROWS_MIN_ELEMENTS = 2**18
+COPY_ROWS_MIN_ELEMENTS = 2**17
 #: ... and rows of at least this many elements.
 COPY_MIN_ROW = 64
 

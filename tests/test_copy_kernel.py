@@ -314,7 +314,7 @@ def test_auto_keeps_xla_where_it_is_as_fast():
     assert fs.read_plan(Layout((64, 64), (1, 64))) == "structured"  # small: the call costs more
     assert fs.read_plan(Layout((2048, 2048), (8192, 2))) == "structured"  # a strided slice
     assert fs.read_plan(Layout((4096, 4096), (0, 1))) == "structured"  # an expand
-    assert fs.read_plan(Layout((511, 256), (64, 1))) == "row_gather"  # framed windows, < 2^18
+    assert fs.read_plan(Layout((511, 256), (64, 1))) == "row_gather"  # framed windows, < 2^17
     assert fs.read_plan(Layout((1024, 512), (1024, 1))) == "structured"  # rows of a plain slice
 
 

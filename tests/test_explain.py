@@ -208,7 +208,7 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     assert "a large permute's output stored past the caches" in text
     assert "on other platforms, in derivatives and under vmap structured:" in text
     frames = " ".join(fs.explain(Layout((1024, 256), (64, 1)), show=False).text.split())
-    assert ("strided_copy: 262144 >= 262144 elements in overlapping windows of 256 >= 64 contiguous "
+    assert ("strided_copy: 262144 >= 131072 elements in overlapping windows of 256 >= 64 contiguous "
             "elements: one call") in frames and "under vmap row_gather:" in frames
     assert ("strided_copy: 262144 >= 1024 elements, mode 'add' (overlapping windows [1024x64, 256x1]: "
             "split over XLA's threads by runs of storage slots, each slot's elements in row-major order)"
