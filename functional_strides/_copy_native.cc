@@ -232,8 +232,8 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.t_rows = shape == kTallTiles ? TallRows(es) : shape == kWideTiles && wide_fits ? kWide : kRows;
     p.t_cols = shape == kWideTiles && wide_fits ? kWide : kCols;
     // The tiles of one row of tiles run along the last dim (the output written a row of tiles
-    // at a time), or in the storage's order down the running dim (the input read by kCols
-    // runs straight through).
+    // at a time), or in the storage's order down the running dim (each of a tile's input
+    // columns then read straight through).
     const bool down = read && order == kStorageOrder;
     p.t_row_counter = down ? p.rank + 1 : p.rank;
     p.t_col_counter = down ? p.rank : p.rank + 1;
