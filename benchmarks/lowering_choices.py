@@ -17,7 +17,7 @@ The "copy" table times the strided copy (``method="strided_copy"``, CPU, when it
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
 ``COPY_*`` constants of ``functional_strides/_lowering.py``; the "rows" table the order the
 strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
-table the height of its cache tiles (``TallRows``), the "stores" table its streaming stores
+table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
 """
@@ -374,6 +374,13 @@ def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[st
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def _copy_column(numel: int) -> dict:
+    """A column timing XLA's copy of ``numel`` float32 elements (the output's bytes)."""
+    dense = jnp.zeros(numel, jnp.float32)
+    copy = jax.jit(jnp.copy)
+    return {"copy": lambda: copy(dense).block_until_ready()}
+
+
 def _copy_built() -> bool:
     from functional_strides import _copy_kernel
 
@@ -443,10 +450,7 @@ def tiles_table(repeats: int, scale: int) -> None:
     for name, layout in cases.items():
         x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
         xla = jax.jit(lambda s, lay=layout: materialize(s, lay, method=xla_read_plan(lay)))
-        dense = jnp.zeros(layout.numel, jnp.float32)
-        copy = jax.jit(jnp.copy)
-        extra = {"xla": lambda f=xla, x=x: f(x).block_until_ready(),
-                 "copy": lambda f=copy, y=dense: f(y).block_until_ready()}
+        extra = {"xla": lambda f=xla, x=x: f(x).block_until_ready()} | _copy_column(layout.numel)
         med = _forced_reads(layout, x, "tiles", ("short", "tall", "wide", "auto"), extra, repeats)
         print(f"  {name:<20} {med['short'] * 1e3:9.3f} {med['tall'] * 1e3:10.3f} {med['wide'] * 1e3:9.3f} "
               f"{med['auto'] * 1e3:8.3f} {med['xla'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} "
@@ -478,10 +482,8 @@ def stores_table(repeats: int, scale: int) -> None:
         }
         for name, layout in cases.items():
             x = jnp.arange(layout.required_storage_size, dtype=jnp.float32)
-            dense = jnp.zeros(layout.numel, jnp.float32)
-            copy = jax.jit(jnp.copy)
-            extra = {"copy": lambda f=copy, y=dense: f(y).block_until_ready()}
-            med = _forced_reads(layout, x, "stores", ("cached", "streaming", "auto"), extra, repeats)
+            med = _forced_reads(layout, x, "stores", ("cached", "streaming", "auto"),
+                                _copy_column(layout.numel), repeats)
             print(f"  {name:<14} {layout.numel * 4 / 2**20:8.1f} {med['cached'] * 1e3:10.3f} "
                   f"{med['streaming'] * 1e3:13.3f} {med['auto'] * 1e3:8.3f} {med['copy'] * 1e3:8.3f} "
                   f"{med['streaming'] / med['cached']:17.2f}")

@@ -229,8 +229,9 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
                         : wide_fits ? kWideTiles
                         : sizes[d] <= 2 * kCols ? kTallTiles
                                                 : kShortTiles;
-    p.t_rows = shape == kTallTiles ? TallRows(es) : shape == kWideTiles && wide_fits ? kWide : kRows;
-    p.t_cols = shape == kWideTiles && wide_fits ? kWide : kCols;
+    const bool wide = shape == kWideTiles && wide_fits;  // else 32 columns
+    p.t_rows = shape == kTallTiles ? TallRows(es) : wide ? kWide : kRows;
+    p.t_cols = wide ? kWide : kCols;
     // The tiles of one row of tiles run along the last dim (the output written a row of tiles
     // at a time), or in the storage's order down the running dim (each of a tile's input
     // columns then read straight through).
