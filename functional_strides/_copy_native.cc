@@ -51,6 +51,9 @@
 #include <emmintrin.h>
 #include <xmmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>  // AVX2, in functions compiled for it and called where the CPU has it
+#endif
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -114,6 +117,9 @@ struct Plan {
   int64_t blocks = 1;          // product of count
   int64_t block_cost = 0;      // bytes of memory a whole block touches (see ElementCost)
   bool stream = false;         // a read's runs of the output stored past the caches
+  bool gaps = false;           // a write of every other slot (the last dim's stride 2, every
+                               // stride even): the slots between are in no block, so a
+                               // block may rewrite them with the values they hold
 };
 
 // The bytes of memory one element of a plain block costs to move: its own bytes where the
@@ -249,6 +255,11 @@ Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank, int64_
     p.block_cost = p.t_rows * p.t_cols * es;
   } else {
     p.n_last = sizes[d];
+    // Every stride even: each element's slot has the parity of the view's first, so the slots
+    // between a stride-2 dim's elements belong to no block (the view shares no slot here).
+    bool even = true;
+    for (int64_t k = 0; k < rank; ++k) even &= strides[k] % 2 == 0;
+    p.gaps = !read && !serial && strides[d] == 2 && even;
     const int64_t cost = ElementCost(strides[d], es);
     p.piece = std::min(sizes[d], std::max<int64_t>(1, kChunkBytes / cost));
     p.count[p.rank] = (sizes[d] + p.piece - 1) / p.piece;
@@ -422,6 +433,7 @@ void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, 
 // A read: the dense output from the view.
 template <typename T>
 struct Read {
+  static bool Flag(const Plan& p) { return p.stream; }
   static void Plain(const T* view, T* dense, int64_t n, int64_t s, bool stream) {
     PlainBlock(view, dense, n, s, stream);
   }
@@ -486,9 +498,70 @@ void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n) {
   UpdateRunBaseline<T, Op>(view, values, n);
 }
 
+// n elements set at every other slot, view[2 * i] = values[i], where the slots between may be
+// rewritten with what they hold (Plan::gaps): with AVX2, 8 elements of 4 bytes (4 of 8) are
+// spread over 16 slots in registers and blended into two 32-byte loads of the view, so the
+// view's lines are written by a quarter of the stores. A group is taken only where its last
+// slot lies before the view's last element (the slots it rewrites are between the view's
+// own); the rest is set element by element. False where it does not apply (no AVX2, other
+// element sizes): the caller then sets element by element.
+// (On `x[::2, ::2] = v` of a 4096x4096 float32 storage, two threads: 0.89-0.92x the time of
+// the element loop in a standalone harness.)
+template <typename T>
+bool SetEveryOther(T*, const T*, int64_t) {
+  return false;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) void SetEveryOther4(uint32_t* view, const uint32_t* values, int64_t n) {
+  float* out = reinterpret_cast<float*>(view);  // bit patterns only: blends and shuffles move bits
+  const float* in = reinterpret_cast<const float*>(values);
+  int64_t i = 0;
+  for (; i + 8 < n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(in + i);                     // v0 .. v7
+    const __m256 lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);  // v0 v0 v1 v1 | v4 ..
+    const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);       // v0 v0 v1 v1 v2 v2 v3 v3
+    const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);       // v4 v4 .. v7 v7
+    _mm256_storeu_ps(out + 2 * i, _mm256_blend_ps(_mm256_loadu_ps(out + 2 * i), a, 0x55));
+    _mm256_storeu_ps(out + 2 * i + 8, _mm256_blend_ps(_mm256_loadu_ps(out + 2 * i + 8), b, 0x55));
+  }
+  for (; i < n; ++i) view[2 * i] = values[i];
+}
+
+__attribute__((target("avx2"))) void SetEveryOther8(uint64_t* view, const uint64_t* values, int64_t n) {
+  double* out = reinterpret_cast<double*>(view);
+  const double* in = reinterpret_cast<const double*>(values);
+  int64_t i = 0;
+  for (; i + 4 < n; i += 4) {
+    const __m256d v = _mm256_loadu_pd(in + i);                    // v0 .. v3
+    const __m256d lo = _mm256_unpacklo_pd(v, v), hi = _mm256_unpackhi_pd(v, v);  // v0 v0 | v2 v2
+    const __m256d a = _mm256_permute2f128_pd(lo, hi, 0x20);      // v0 v0 v1 v1
+    const __m256d b = _mm256_permute2f128_pd(lo, hi, 0x31);      // v2 v2 v3 v3
+    _mm256_storeu_pd(out + 2 * i, _mm256_blend_pd(_mm256_loadu_pd(out + 2 * i), a, 0x5));
+    _mm256_storeu_pd(out + 2 * i + 4, _mm256_blend_pd(_mm256_loadu_pd(out + 2 * i + 4), b, 0x5));
+  }
+  for (; i < n; ++i) view[2 * i] = values[i];
+}
+
+template <>
+bool SetEveryOther(uint32_t* view, const uint32_t* values, int64_t n) {
+  if (!HasAvx2()) return false;
+  SetEveryOther4(view, values, n);
+  return true;
+}
+
+template <>
+bool SetEveryOther(uint64_t* view, const uint64_t* values, int64_t n) {
+  if (!HasAvx2()) return false;
+  SetEveryOther8(view, values, n);
+  return true;
+}
+#endif
+
 template <typename T, typename Op>
 struct Write {
-  static void Plain(T* view, const T* dense, int64_t n, int64_t s, bool) {
+  static bool Flag(const Plan& p) { return p.gaps; }
+  static void Plain(T* view, const T* dense, int64_t n, int64_t s, bool gaps) {
     if (s == 1 && std::is_same_v<Op, Set>) {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
       return;
@@ -497,6 +570,7 @@ struct Write {
       UpdateRun<T, Op>(view, dense, n);
       return;
     }
+    if (s == 2 && gaps && std::is_same_v<Op, Set> && SetEveryOther(view, dense, n)) return;
     for (int64_t i = 0; i < n; ++i) view[i * s] = Op::Apply(view[i * s], dense[i]);
   }
   // Output rows a of the dense tile are read whole into a buffer, transposed so that each
@@ -533,7 +607,7 @@ void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   for (int64_t k = first; k < end; ++k) {
     const int64_t at = k * p.w_step;
     const int64_t from = std::max(a, at), to = std::min(b, at + p.w_len);
-    if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1, false);
+    if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1, Mover::Flag(p));
   }
 }
 
@@ -559,10 +633,10 @@ void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
     if (p.tiled) {
       const int64_t rows = std::min(p.t_rows, p.t_size - idx[p.t_row_counter] * p.t_rows);
       const int64_t cols = std::min(p.t_cols, p.n_last - idx[p.t_col_counter] * p.t_cols);
-      Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last, p.t_cols, p.stream);
+      Mover::Tile(view + in_off, dense + out_off, rows, cols, p.t_in, p.t_out, p.s_last, p.t_cols, Mover::Flag(p));
     } else {
       Mover::Plain(view + in_off, dense + out_off, std::min(p.piece, p.n_last - idx[pr] * p.piece), p.s_last,
-                   p.stream);
+                   Mover::Flag(p));
     }
     for (int i = p.rank - 1; i >= 0; --i) {  // next block: an odometer over the counters
       in_off += p.in_step[i];

@@ -422,6 +422,39 @@ def test_additions_over_runs_of_every_length(length, dtype):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int32", "complex64"])
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 2049])
+def test_sets_of_every_other_slot_keep_the_slots_between(length, dtype):
+    """A set through a stride-2 last dim with every stride even (``x[::2, ::2] = v``; 4- and
+    8-byte elements blend groups into whole loads of the view where the CPU has AVX2): every
+    length about the group widths, rows forwards and backwards, a storage that ends at the
+    view's last element; the slots between keep their values, and a view that fills them
+    (an odd outer stride: two blocks interleave, on different threads) is set element by
+    element."""
+    rng = np.random.default_rng(length)
+    row = 2 * length + 6
+    for layout in (Layout((5, length), (row, 2), 1),  # the storage ends at the last element
+                   Layout((4, length), (-row, 2), 3 * row + 2),
+                   Layout((3, 2, length), (4 * length + 8, 2 * length + 4, 2)),
+                   Layout((2, length), (1, 2)),  # interleaved: the view fills the gaps
+                   Layout((length,), (-2,), 2 * length - 2)):
+        storage = rng.integers(0, 100, layout.required_storage_size).astype(dtype)
+        values = rng.integers(100, 200, layout.shape).astype(dtype)
+        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "set")
+        np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "set"),
+                                      err_msg=str(layout))
+
+
+@pytest.mark.parametrize("layout", [Layout((512, 2048), (8192, 2)),  # many chunks over the threads
+                                    Layout((2, 300000), (1, 2))],  # interleaved halves over the threads
+                         ids=["every-other", "interleaved"])
+def test_large_sets_of_every_other_slot(layout):
+    storage = np.arange(layout.required_storage_size, dtype=np.float32)
+    values = -np.arange(1, layout.numel + 1, dtype=np.float32).reshape(layout.shape)
+    got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "set", donate=True)
+    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "set"))
+
+
 @given(count=st.integers(1, 300), length=st.integers(2, 1100), step=st.integers(1, 1100),
        offset=st.integers(0, 9), mode=st.sampled_from(["set", "add"]),
        dtype=st.sampled_from(["float32", "int32", "uint8"]))
