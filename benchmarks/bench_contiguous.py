@@ -102,15 +102,8 @@ DTYPE = np.float32
 ROUND_BUDGET_S = 20.0
 # Fast calls are repeated back to back until a timing sample lasts about this long (s).
 MIN_SAMPLE_S = 2e-3
-# Untimed calls of a column run for at least this long (s) before each of its samples, so that
-# a sample times the column in the steady state of its own loop rather than while the threads
-# of the column before it wind down: PyTorch's OpenMP workers spin for ~9 ms of CPU after each
-# call (libgomp's wait policy), taking a core from whatever runs next. Measured on the writes
-# of bench_writes.py (ours / PyTorch, two columns alternating): with no such calls 1.18x,
-# 1.55x, 1.39x and 1.90x; with 20 ms of them 1.05x, 1.06x, 0.98x and 0.79x.
-SETTLE_S = 20e-3
-# A column whose one call takes longer than this (s) is not settled: the wind-down of the
-# column before it is then a few percent of its sample at most.
+# A column whose one call takes longer than this (s) is not settled (``time_columns``'s
+# ``settle_s``): the wind-down of the column before it is then a few percent of its sample.
 SETTLE_MAX_CALL_S = 0.2
 AGAIN = "ours_again"  # the A/A control column (not shown among the ratios)
 FLOOR = "floor"  # a jitted copy of one element: the fixed cost of any call (not a rival)
@@ -395,24 +388,29 @@ def _call_n(fn: Callable[[], Any], n: int) -> float:
     return (time.perf_counter() - t0) / n
 
 
-def time_columns(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, list[float]], int]:
+def time_columns(fns: dict[str, Callable[[], Any]], repeat: int,
+                 settle_s: float = 0.0) -> tuple[dict[str, list[float]], int]:
     """Seconds per call of each column, one sample per interleaved round; and the round count.
 
     Warm-up: two calls per column (one when a call takes over 0.2 s). A sample is the mean of
     enough back-to-back calls to last about ``MIN_SAMPLE_S`` (one call for slow columns), which
-    steadies microsecond timings; untimed calls of the same column for ``SETTLE_S`` precede
-    it (none where one call exceeds ``SETTLE_MAX_CALL_S``), so that no column is timed while
-    the threads of the one before it wind down. Each round takes one sample of every column,
-    starting from a rotating column so that none always follows the same one. Rounds are
-    capped by ``ROUND_BUDGET_S`` (never below 3)."""
+    steadies microsecond timings. Each round takes one sample of every column, starting from
+    a rotating column so that none always follows the same one. Rounds are capped by
+    ``ROUND_BUDGET_S`` (never below 3).
+
+    ``settle_s`` > 0: untimed calls of the same column for that long precede each sample
+    (none where one call exceeds ``SETTLE_MAX_CALL_S``), so that a sample times the column
+    in the steady state of its own loop, its data where that loop leaves it in the caches,
+    and not while the threads of the column before it wind down. Without it (the default)
+    each sample follows other columns' calls, which evict its data from the caches."""
     inner, settle, per_round = {}, {}, 0.0
     for name, fn in fns.items():
         t = _call_n(fn, 1)
         if t < 0.2:
             t = _call_n(fn, 1)
         inner[name] = max(1, min(1000, math.ceil(MIN_SAMPLE_S / max(t, 1e-7))))
-        settle[name] = t <= SETTLE_MAX_CALL_S
-        per_round += t * inner[name] + (max(t, SETTLE_S) if settle[name] else 0.0)
+        settle[name] = 0 < settle_s and t <= SETTLE_MAX_CALL_S
+        per_round += t * inner[name] + (max(t, settle_s) if settle[name] else 0.0)
     rounds = max(min(repeat, 3), min(repeat, int(ROUND_BUDGET_S / max(per_round, 1e-9))))
     names = list(fns)
     samples: dict[str, list[float]] = {n: [] for n in names}
@@ -420,17 +418,17 @@ def time_columns(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[s
         for k in range(len(names)):
             name = names[(r + k) % len(names)]
             if settle[name]:
-                _settle(fns[name])
+                _settle(fns[name], settle_s)
             samples[name].append(_call_n(fns[name], inner[name]))
     return samples, rounds
 
 
-def _settle(fn: Callable[[], Any]) -> None:
-    """Calls ``fn``, untimed, until ``SETTLE_S`` have passed (at least once)."""
+def _settle(fn: Callable[[], Any], seconds: float) -> None:
+    """Calls ``fn``, untimed, until ``seconds`` have passed (at least once)."""
     t0 = time.perf_counter()
     while True:
         fn()
-        if time.perf_counter() - t0 >= SETTLE_S:
+        if time.perf_counter() - t0 >= seconds:
             return
 
 

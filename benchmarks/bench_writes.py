@@ -15,8 +15,9 @@ column is a donated jitted write of one slot: the fixed cost of calling a jitted
 which no write through a view can undercut. Before timing, every
 column's result is checked against NumPy's write through the same view (``np.add.at`` for
 ``add``), the torch column on a clone of its storage. All columns of a case are timed in the
-same rounds, interleaved (``bench_contiguous.time_columns``); times are medians. Machines
-are noisy: read the ratios, not the absolute times.
+same rounds, interleaved (``bench_contiguous.time_columns``), each sample after ``SETTLE_S``
+of untimed calls of its own column (the steady state of a loop of that write); times are
+medians. Machines are noisy: read the ratios, not the absolute times.
 
     python benchmarks/bench_writes.py [--small] [--repeat N] [--json PATH]
 """
@@ -50,6 +51,16 @@ try:
     import torch
 except ImportError:  # the torch column is skipped
     torch = None
+
+
+# Each sample follows this long (s) of untimed calls of its own column: a write in place is
+# timed as a loop of it runs (PyTorch's column writes into one buffer, as ours donated does),
+# and not while the column before it winds down: PyTorch's OpenMP workers spin for ~9 ms of
+# CPU after each call (libgomp's wait policy), taking a core from whatever runs next. In two
+# columns alternating (ours donated / PyTorch), with no such calls: column 1.90x, every other
+# row/col 1.18x, heads += 1.39x, overlap-add 1.55x; with 20 ms of them: 0.79x, 1.05x, 0.98x,
+# 1.06x (medians of 40 rounds, one run, before sets of every other slot were blended).
+SETTLE_S = 20e-3
 
 
 def cases(small: bool) -> list[tuple[str, Layout, int, str]]:
@@ -144,7 +155,7 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
         view = base.as_strided(layout.shape, layout.strides, layout.offset)
         fns["torch"] = view.copy_ if mode == "set" else view.add_
         fns["torch"] = (lambda op: lambda: op(tsrc))(fns["torch"])
-    samples, rounds = bc.time_columns(fns, repeat)
+    samples, rounds = bc.time_columns(fns, repeat, settle_s=SETTLE_S)
     row = {"case": name, "mode": mode, "elements": layout.numel, "rounds": rounds}
     for col, times in samples.items():
         row[f"{col}_s"] = statistics.median(times)
