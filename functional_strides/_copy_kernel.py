@@ -15,7 +15,9 @@ The same extension writes through a view (``"set"``, and ``"add"`` of float32, f
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
 (``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
 threads by runs of storage slots, each window clipped to the run. Additions over contiguous
-runs take AVX2 where the CPU has it (checked when first called), SSE2 elsewhere.
+runs take AVX2 where the CPU has it (checked when first called), SSE2 elsewhere, and so do
+sets of every other slot (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole
+loads of the view, the slots between rewritten with what they hold).
 
 In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
 (``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a

@@ -468,7 +468,7 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
     more canonical dims whose innermost is dense (rows of adjacent slots, so no slot outside
     the view is written), with ``mode="set"`` only when the rows do not overlap;
     ``"scatter"`` always; ``"strided_copy"`` for modes ``"set"`` and ``"add"`` where the C++
-    extension is built (on CPU: one call of a compiled strided write that touches only the
+    extension is built (on CPU: one call of a compiled strided write that changes only the
     view's slots, in place when the storage is donated; elsewhere, in derivatives and under
     ``vmap``, the XLA path ``"auto"`` picks without it).
 
