@@ -12,7 +12,9 @@ For each case, times in one run, side by side:
 and prints ours/each ratios, also with the storage donated to the jitted write
 (``donate_argnums``), so that XLA may update it in place as PyTorch does. The ``floor``
 column is a donated jitted write of one slot: the fixed cost of calling a jitted write,
-which no write through a view can undercut. Before timing, every
+which no write through a view can undercut; ``kernel`` the time inside the strided write's
+handler in the donated calls of ours (the rest of such a call is the runtime around it,
+which runs with caches the write has just filled with its own data). Before timing, every
 column's result is checked against NumPy's write through the same view (``np.add.at`` for
 ``add``), the torch column on a clone of its storage. All columns of a case are timed in the
 same rounds, interleaved (``bench_contiguous.time_columns``), each sample after ``SETTLE_S``
@@ -46,6 +48,7 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
+from functional_strides._copy_kernel import handler_time  # noqa: E402
 
 try:
     import torch
@@ -128,12 +131,24 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
         state[key] = fn(state[key], src)
         return state[key].block_until_ready()
 
+    # The time inside the strided write's handler in each donated call of ours: the rest of
+    # the call is the runtime around it (dispatch, arguments, the result handed back).
+    kernel: list[float] = []
+
+    def ours_donated():
+        before = handler_time()
+        out = step("ours", ours_d)
+        after = handler_time()
+        if before is not None and after[0] == before[0] + 1:  # one handler call: the write's
+            kernel.append(after[1] - before[1])
+        return out
+
     # The fixed cost of a donated jitted write: one slot updated (dispatch, no bandwidth).
     floor_d = jax.jit(lambda s, v: s.at[0].add(v.reshape(-1)[0] * 0), donate_argnums=0)
     state["floor"] = jnp.array(storage)
     fns = {"ours": lambda: ours(storage, src).block_until_ready(),
            "at": lambda: at(storage, src).block_until_ready(),
-           "ours_donated": lambda: step("ours", ours_d),
+           "ours_donated": ours_donated,
            "at_donated": lambda: step("at", at_d),
            "floor_donated": lambda: step("floor", floor_d)}
     if torch is not None:
@@ -160,6 +175,8 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
     for col, times in samples.items():
         row[f"{col}_s"] = statistics.median(times)
         row[f"{col}_min_s"] = min(times)
+    # every donated call of ours, warm-up and settling included: the handler in the loop's steady state
+    row["ours_donated_kernel_s"] = statistics.median(kernel) if kernel else None
     return row
 
 
@@ -182,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
            "small": args.small, "repeat": repeat, "machine": f"{platform.machine()} {platform.system()}, "
            f"{jax.default_backend()}", "cpu_count": os.cpu_count(), "jax": jax.__version__,
            "numpy": np.__version__, "torch": torch.__version__ if torch else None,
-           "glibc_tunables": os.environ.get("GLIBC_TUNABLES"),
+           "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "settle_s": SETTLE_S,
            "load_average_start": load_start, "load_average_end": _loadavg()}
     for r in rows:
         r["run"] = run  # when, where and how each row was measured
@@ -190,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{torch.__version__ if torch else 'not installed'}; median of up to {repeat} interleaved rounds")
     head = (f"{'case':42} {'mode':4} {'elements':>9} {'ours ms':>9} {'.at[] ms':>9} {'torch ms':>9} "
             f"{'ours/.at[]':>10} {'ours/torch':>10} {'donated: ours/.at[]':>19} {'ours/torch':>10} "
-            f"{'floor ms':>9}")
+            f"{'floor ms':>9} {'kernel ms':>9}")
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -199,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['at_s'] * 1e3:>9.3f} {t * 1e3 if t else float('nan'):>9.3f} "
               f"{r['ours_s'] / r['at_s']:>10.2f} {r['ours_s'] / t if t else float('nan'):>10.2f} "
               f"{r['ours_donated_s'] / r['at_donated_s']:>19.2f} "
-              f"{r['ours_donated_s'] / t if t else float('nan'):>10.2f} {r['floor_donated_s'] * 1e3:>9.3f}")
+              f"{r['ours_donated_s'] / t if t else float('nan'):>10.2f} {r['floor_donated_s'] * 1e3:>9.3f} "
+              f"{k * 1e3 if (k := r['ours_donated_kernel_s']) else float('nan'):>9.3f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2))

@@ -72,6 +72,14 @@ def _load_native() -> ModuleType | None:
 native = _load_native()
 
 
+def handler_time() -> tuple[int, float] | None:
+    """``(calls, seconds)``: the calls of the strided copy and write handlers in this process
+    and the time spent inside them (steady clock), or None when the extension is not built.
+    Benchmarks read it before and after a call to tell the handler's own time from the
+    runtime's around it (dispatch, argument handling)."""
+    return None if native is None else native.handler_time()
+
+
 def supports(dtype) -> bool:
     """Whether the handler is built and copies elements of ``dtype``: 1, 2, 4, 8 or 16 whole
     bytes (not the packed sub-byte types such as ``int4``)."""

@@ -238,6 +238,25 @@ def test_a_miss_within_the_call_floor_is_explained_by_it():
     assert rows[0][-2:] == ["NO", note({"ours": 0.012, "torch": 0.01}, 0.004)]
 
 
+def test_a_write_whose_kernel_beats_the_rival_is_explained_by_the_runtime_around_it():
+    report = _report()
+    note = report.runtime_note
+    assert note(0.0021, 0.00189, 0.002, 0.0000045) == (
+        "the runtime around the kernel: the strided write takes 1.89 ms of ours' 2.1 ms, no more than "
+        "torch's 2 ms; the jitted call around it the other 0.21 ms; 0.0045 ms with warm caches (the floor)")
+    assert note(0.0021, 0.00201, 0.002, None) is None  # the kernel alone is slower than PyTorch
+    assert note(0.0019, 0.0018, 0.002, None) is None   # ours is faster: no miss
+    assert note(0.0021, None, 0.002, None) is None     # no kernel time (the XLA path ran)
+    row = {"case": "w", "mode": "add", "elements": 4, "ours_s": 0.02, "ours_donated_s": 0.0021,
+           "ours_donated_min_s": 0.0021, "torch_s": 0.002, "torch_min_s": 0.002,
+           "floor_donated_s": 0.0000045, "ours_donated_kernel_s": 0.00189}
+    header, rows = report.write_rows([row])
+    assert rows[0][header.index("kernel ms")] == "1.890"
+    assert rows[0][-2:] == ["NO", note(0.0021, 0.00189, 0.002, 0.0000045)]
+    header, rows = report.write_rows([{**row, "ours_donated_kernel_s": None}])  # a run without it
+    assert rows[0][header.index("kernel ms")] == "-" and rows[0][-1] == "-"
+
+
 def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_them():
     report = _report()
     note = report.fault_note
