@@ -422,6 +422,26 @@ def test_additions_over_runs_of_every_length(length, dtype):
     np.testing.assert_array_equal(np.asarray(got), want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+@pytest.mark.parametrize("length", [2, 3, 8, 15, 16, 17, 31, 32, 33, 64, 67, 1024])
+def test_additions_through_overlapping_windows_of_every_length(length, dtype):
+    """Overlap-add (windows of ``length`` slots, hop ``length // 2`` and 1): the additions
+    take the AVX-512 loop where the CPU has it (AVX2, else SSE2, elsewhere); every window
+    length about the vector widths, the integers wrapping as two's complement does, every
+    slot's additions in row-major order (exact here: integers, and floats of small values)."""
+    if dtype in ("float64", "int64") and not jax.config.jax_enable_x64:
+        dtype = {"float64": "float32", "int64": "int32"}[dtype]
+    top = np.iinfo(dtype).max if dtype.startswith("int") else 1000
+    for step in sorted({max(1, length // 2), 1}):
+        layout = Layout((300 if length < 100 else 40, length), (step, 1), 3)
+        storage = np.full(layout.required_storage_size + 5, top, dtype=dtype)
+        values = (np.arange(layout.numel).reshape(layout.shape) % 13 + 1).astype(dtype)
+        with np.errstate(over="ignore"):
+            want = oracle.scatter(storage, layout, values, "add")
+        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add", overlap="last")
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"step {step}")
+
+
 @pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int32", "complex64"])
 @pytest.mark.parametrize("length", [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 2049])
 def test_sets_of_every_other_slot_keep_the_slots_between(length, dtype):
