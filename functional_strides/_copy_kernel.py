@@ -14,7 +14,9 @@ stored past the caches, chunks of the output spread over XLA's intra-op threads.
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
 (``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
-threads by runs of storage slots, each window clipped to the run. Additions over contiguous
+threads by runs of storage slots, each window clipped to the run (where the hop divides the
+window into 2 to 4 parts, an addition gives each run of ``hop`` slots the values of all its
+windows in one pass, in row-major order). Additions over contiguous
 runs take AVX2 where the CPU has it (checked when first called), SSE2 elsewhere, and so do
 sets of every other slot (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole
 loads of the view, the slots between rewritten with what they hold).

@@ -25,8 +25,9 @@
 // A write through a view whose elements share slots runs in the view's row-major order
 // (the last write of a slot wins, additions arrive in that order): overlapping windows
 // (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
-// slots, each window clipped to the block; any other such view on one thread, in plain
-// blocks.
+// slots, each window clipped to the block (an addition whose step divides len into 2 to 4
+// parts: each run of step slots gets the values of all its windows in one pass); any other
+// such view on one thread, in plain blocks.
 // Blocks are numbered in the order of the dense array, or of the storage for a write whose
 // elements share no slot (its stores sweep the storage, as PyTorch orders a loop by its output)
 // and for a read of whole contiguous rows that the storage's order spreads over few runs of
@@ -76,6 +77,7 @@ constexpr int64_t kPageBytes = 4096;              // a page: what a far jump cos
 constexpr int64_t kWriteStreams = 32;             // output runs a read in the storage's order writes at once
 constexpr int64_t kStreamMinBytes = int64_t{1} << 23;  // a read's output streamed from 8 MiB (Streams)
 constexpr int kMaxRank = 64;
+constexpr int64_t kMaxFusedWindows = 4;  // windows per slot that an overlap-add adds in one pass
 
 struct U128 {
   uint64_t lo, hi;
@@ -433,6 +435,7 @@ void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, 
 // A read: the dense output from the view.
 template <typename T>
 struct Read {
+  static constexpr bool kAdds = false;  // RunWindows adds no windows in one pass
   static void Plain(const T* view, T* dense, int64_t n, int64_t s, const Plan& p) {
     PlainBlock(view, dense, n, s, p.stream);
   }
@@ -585,8 +588,69 @@ bool SetEveryOther(uint64_t* view, const uint64_t* values, int64_t n) {
 }
 #endif
 
+// view[i] += src_0[i] + ... in the order src_0, src_1, ..., src_{W-1}, src_q = src + q * next:
+// one load and store of each slot for W windows, rather than one per window. The adds of
+// each slot keep the window loop's order, so the sums are the same bit for bit.
+template <typename T, int W>
+inline __attribute__((always_inline)) void AddWindowsBody(T* __restrict view, const T* __restrict s0,
+                                                          const T* __restrict s1, const T* __restrict s2,
+                                                          const T* __restrict s3, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    T x = Add::Apply(Add::Apply(view[i], s0[i]), s1[i]);
+    if constexpr (W >= 3) x = Add::Apply(x, s2[i]);
+    if constexpr (W >= 4) x = Add::Apply(x, s3[i]);
+    view[i] = x;
+  }
+}
+
+template <typename T, int W>
+void AddWindowsBaseline(T* view, const T* src, int64_t next, int64_t n) {
+  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// (Overlap-add of frames 1024/256, float32, with AVX-512: in a standalone harness one pass
+// took 0.89-0.92x the time of the window loop on one thread, 0.94x on two; in a jitted write
+// on two threads, 0.95-1.07x the time of PyTorch's `add_` against 1.02-1.11x for the loop.)
+template <typename T, int W>
+__attribute__((target("avx512f"))) void AddWindowsAvx512(T* view, const T* src, int64_t next, int64_t n) {
+  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
+}
+
+template <typename T, int W>
+__attribute__((target("avx2"))) void AddWindowsAvx2(T* view, const T* src, int64_t next, int64_t n) {
+  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
+}
+#endif
+
+template <typename T, int W>
+void AddWindowsOf(T* view, const T* src, int64_t next, int64_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (HasAvx512()) return AddWindowsAvx512<T, W>(view, src, next, n);
+  if (HasAvx2()) return AddWindowsAvx2<T, W>(view, src, next, n);
+#endif
+  AddWindowsBaseline<T, W>(view, src, next, n);
+}
+
+template <typename T>
+void AddWindowRuns(T* view, const T* src, int64_t next, int64_t w, int64_t n) {
+  static_assert(kMaxFusedWindows == 4, "one case per window count");
+  switch (w) {
+    case 2: return AddWindowsOf<T, 2>(view, src, next, n);
+    case 3: return AddWindowsOf<T, 3>(view, src, next, n);
+    default: return AddWindowsOf<T, 4>(view, src, next, n);
+  }
+}
+
 template <typename T, typename Op>
 struct Write {
+  static constexpr bool kAdds = std::is_same_v<Op, Add>;
+  // n slots from view, each the sum of itself and w values, one from each window that holds
+  // it: the first window's at src, each next window's `next` = len - step elements further
+  // (its row starts len later, and the slot lies step elements earlier in it).
+  static void AddWindows(T* view, const T* src, int64_t next, int64_t w, int64_t n) {
+    AddWindowRuns<T>(view, src, next, w, n);
+  }
   static void Plain(T* view, const T* dense, int64_t n, int64_t s, const Plan& p) {
     if (s == 1 && std::is_same_v<Op, Set>) {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
@@ -622,11 +686,9 @@ struct Write {
   }
 };
 
-// Blocks [lo, hi) of a windows plan: each window's part within the blocks' slots.
+// The slots [a, b) of a windows plan: each window's part within them, in row-major order.
 template <typename Mover, typename V, typename D>
-void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
-  const int64_t span = (p.w_rows - 1) * p.w_step + p.w_len;
-  const int64_t a = lo * p.piece, b = std::min(span, hi * p.piece);
+void WindowsPart(const Plan& p, V* view, D* dense, int64_t a, int64_t b) {
   // the windows k with k * step < b and k * step + len > a
   const int64_t first = a >= p.w_len ? (a - p.w_len) / p.w_step + 1 : 0;
   const int64_t end = std::min(p.w_rows, (b + p.w_step - 1) / p.w_step);
@@ -635,6 +697,36 @@ void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
     const int64_t from = std::max(a, at), to = std::min(b, at + p.w_len);
     if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1, p);
   }
+}
+
+// Blocks [lo, hi) of a windows plan. Where the hop divides the window into W = len / step
+// parts, 2 <= W <= kMaxFusedWindows, and the mover adds, the slots run in steps of `step`
+// slots that the same W windows cover, and every such run held by all W is updated in one
+// pass (Mover::AddWindows: each slot gets its W values in row-major order, as the window
+// loop adds them); the other slots (the ends of the view and of the blocks) take the window
+// loop.
+template <typename Mover, typename V, typename D>
+void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
+  const int64_t span = (p.w_rows - 1) * p.w_step + p.w_len;
+  const int64_t a = lo * p.piece, b = std::min(span, hi * p.piece);
+  const int64_t w = p.w_len / p.w_step;
+  if constexpr (Mover::kAdds) {
+    if (p.w_len % p.w_step == 0 && w >= 2 && w <= kMaxFusedWindows) {
+      // runs m with m * step in [a, b), whole, covered by windows m - w + 1 .. m, all present
+      const int64_t m0 = std::max((a + p.w_step - 1) / p.w_step, w - 1);
+      const int64_t m1 = std::min(b / p.w_step, p.w_rows);  // runs m < m1 (window m exists)
+      if (m0 < m1) {
+        WindowsPart<Mover>(p, view, dense, a, m0 * p.w_step);
+        for (int64_t m = m0; m < m1; ++m) {
+          Mover::AddWindows(view + m * p.w_step, dense + (m - w + 1) * p.w_len + (w - 1) * p.w_step,
+                            p.w_len - p.w_step, w, p.w_step);
+        }
+        WindowsPart<Mover>(p, view, dense, m1 * p.w_step, b);
+        return;
+      }
+    }
+  }
+  WindowsPart<Mover>(p, view, dense, a, b);
 }
 
 // Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)

@@ -494,6 +494,40 @@ def test_overlapping_windows_are_written_in_row_major_order(count, length, step,
     np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, mode))
 
 
+@pytest.mark.parametrize("windows", [2, 3, 4, 5])
+@pytest.mark.parametrize("step", [1, 5, 16, 64, 256])
+def test_overlap_add_adds_every_slot_in_one_pass_in_row_major_order(windows, step):
+    """Windows whose hop divides them into 2 to 4 parts are added a run of ``step`` slots at a
+    time, all the windows over a run in one pass (5 parts: the window loop); the runs at the
+    ends of the view and of the chunks (tens of thousands of slots each) take the window loop.
+    Bit for bit the serial loop's sums, random floats included; a hop that does not divide the
+    window takes the window loop too."""
+    count = max(3, 200_000 // (step * windows))
+    cases = [((count, windows * step), (step, 1), 3, "float32"),
+             ((count, windows * step), (step, 1), 0, "int32"),
+             ((count // 2, windows * step + 1), (step, 1), 1, "float32")]  # the hop does not divide it
+    for shape, strides, offset, dtype in cases:
+        layout = Layout(shape, strides, offset)
+        rng = np.random.default_rng(step * 31 + windows)
+        storage = (rng.standard_normal(layout.required_storage_size + 7) * 50).astype(dtype)
+        values = (rng.standard_normal(layout.shape) * 50).astype(dtype)
+        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add", overlap="last")
+        np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "add"),
+                                      err_msg=f"{layout} {dtype}")
+
+
+def test_overlap_add_in_one_pass_of_eight_byte_elements():
+    with jax.enable_x64(True):
+        for dtype in ("float64", "int64"):
+            layout = Layout((5000, 64), (16, 1), 2)
+            rng = np.random.default_rng(1)
+            storage = (rng.standard_normal(layout.required_storage_size + 3) * 50).astype(dtype)
+            values = (rng.standard_normal(layout.shape) * 50).astype(dtype)
+            got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add", overlap="last")
+            np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "add"),
+                                          err_msg=dtype)
+
+
 def test_auto_writes_overlapping_windows_with_the_handler():
     frames = Layout((16381, 1024), (256, 1))
     assert fs.write_plan(frames, 4194304, mode="add") == "strided_copy"
