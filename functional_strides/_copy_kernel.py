@@ -16,10 +16,11 @@ The same extension writes through a view (``"set"``, and ``"add"`` of float32, f
 (``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
 threads by runs of storage slots, each window clipped to the run (where the hop divides the
 window into 2 to 4 parts, an addition gives each run of ``hop`` slots the values of all its
-windows in one pass, in row-major order). Additions over contiguous
-runs take AVX2 where the CPU has it (checked when first called), SSE2 elsewhere, and so do
-sets of every other slot (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole
-loads of the view, the slots between rewritten with what they hold).
+windows in one pass, in row-major order). Additions over contiguous runs take AVX-512 through
+overlapping windows and AVX2 elsewhere where the CPU has them (checked when first called),
+SSE2 otherwise; sets of every other slot take AVX2 too
+(``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole loads of the view, the
+slots between rewritten with what they hold).
 
 In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
 (``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a
