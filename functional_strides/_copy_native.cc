@@ -53,7 +53,7 @@
 #include <xmmintrin.h>
 #endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>  // AVX2, in functions compiled for it and called where the CPU has it
+#include <immintrin.h>  // AVX2 and AVX-512, in functions compiled for them, called where the CPU has them
 #endif
 
 #define PY_SSIZE_T_CLEAN
@@ -484,8 +484,9 @@ __attribute__((target("avx2"))) void UpdateRunAvx2(T* __restrict view, const T* 
 // has it: there each slot is updated once per window that holds it, from a line the window
 // before left in L1, so the loop is bound by the core's loads and stores rather than by
 // memory. Overlap-add of frames 1024/256 (float32, a 16 MiB storage): one thread 2.07-2.09 ms
-// against 2.58-2.63 with AVX2 (PyTorch's `add_`, built for AVX-512 here, 2.05-2.15 ms); two
-// threads 0.99-1.04x PyTorch's time against 1.08-1.14x with AVX2. Runs updated once (the
+// against 2.58-2.63 with AVX2 (PyTorch's `add_`, built for AVX-512 here, 2.05-2.15 ms); on two
+// threads the loop took 1.01-1.04x PyTorch's time against 1.08-1.38x with AVX2 (three runs
+// each, the time inside the handler). Runs updated once (the
 // attention heads, rows of 64) wait on memory and keep AVX2: AVX-512 took 1.06x its time on
 // one thread.
 template <typename T, typename Op>
