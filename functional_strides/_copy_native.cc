@@ -604,33 +604,34 @@ inline __attribute__((always_inline)) void AddWindowsBody(T* __restrict view, co
   }
 }
 
-template <typename T, int W>
-void AddWindowsBaseline(T* view, const T* src, int64_t next, int64_t n) {
-  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
-}
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // (Overlap-add of frames 1024/256, float32, with AVX-512: in a standalone harness one pass
 // took 0.89-0.92x the time of the window loop on one thread, 0.94x on two; in a jitted write
 // on two threads, 0.95-1.07x the time of PyTorch's `add_` against 1.02-1.11x for the loop.)
 template <typename T, int W>
-__attribute__((target("avx512f"))) void AddWindowsAvx512(T* view, const T* src, int64_t next, int64_t n) {
-  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
+__attribute__((target("avx512f"))) void AddWindowsAvx512(T* view, const T* s0, const T* s1, const T* s2,
+                                                          const T* s3, int64_t n) {
+  AddWindowsBody<T, W>(view, s0, s1, s2, s3, n);
 }
 
 template <typename T, int W>
-__attribute__((target("avx2"))) void AddWindowsAvx2(T* view, const T* src, int64_t next, int64_t n) {
-  AddWindowsBody<T, W>(view, src, src + next, src + (W >= 3 ? 2 * next : 0), src + (W >= 4 ? 3 * next : 0), n);
+__attribute__((target("avx2"))) void AddWindowsAvx2(T* view, const T* s0, const T* s1, const T* s2, const T* s3,
+                                                     int64_t n) {
+  AddWindowsBody<T, W>(view, s0, s1, s2, s3, n);
 }
 #endif
 
 template <typename T, int W>
 void AddWindowsOf(T* view, const T* src, int64_t next, int64_t n) {
+  // the W windows' sources, s_q = src + q * next (those past W repeat the first, unread)
+  const T* s1 = src + next;
+  const T* s2 = W >= 3 ? src + 2 * next : src;
+  const T* s3 = W >= 4 ? src + 3 * next : src;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (HasAvx512()) return AddWindowsAvx512<T, W>(view, src, next, n);
-  if (HasAvx2()) return AddWindowsAvx2<T, W>(view, src, next, n);
+  if (HasAvx512()) return AddWindowsAvx512<T, W>(view, src, s1, s2, s3, n);
+  if (HasAvx2()) return AddWindowsAvx2<T, W>(view, src, s1, s2, s3, n);
 #endif
-  AddWindowsBaseline<T, W>(view, src, next, n);
+  AddWindowsBody<T, W>(view, src, s1, s2, s3, n);
 }
 
 template <typename T>
