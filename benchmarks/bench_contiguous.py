@@ -75,6 +75,7 @@ from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
+from functional_strides._copy_kernel import handler_time  # noqa: E402
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -484,7 +485,9 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     agree = _check(case, checked)
     del checked
     fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call, FLOOR: floor.call}
+    before = handler_time()
     samples, rounds = time_columns(fns, repeat)
+    after = handler_time()
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
     faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
     ours = comps["ours"]
@@ -504,6 +507,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
         "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
         "floor_s": statistics.median(samples[FLOOR]),
+        "kernel_s": _kernel_s(before, after),
         "floor_min_s": min(samples[FLOOR]),
         "rounds": rounds,
         "faults_per_call": faults,
@@ -513,6 +517,16 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "temp_bytes": {n: c.temp_bytes for n, c in comps.items()},
         "agrees_with_numpy": agree,
     }
+
+
+def _kernel_s(before: tuple[int, float] | None, after: tuple[int, float] | None) -> float | None:
+    """The mean seconds per call inside the strided copy's handler between two readings of
+    its clock (``handler_time``): in a case's timed rounds, the calls of ours and of its A/A
+    copy (warm-up included), the only columns that run it. None where no call ran it (the
+    XLA paths) or the extension is not built."""
+    if before is None or after is None or after[0] == before[0]:
+        return None
+    return (after[1] - before[1]) / (after[0] - before[0])
 
 
 # -- size sweep ---------------------------------------------------------------------------

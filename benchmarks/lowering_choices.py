@@ -15,7 +15,8 @@ second compiled copy of itself).
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
-``COPY_*`` constants of ``functional_strides/_lowering.py``; the "rows" table the order the
+``COPY_*`` constants of ``functional_strides/_lowering.py``, and the "far" table far-apart
+elements (a diagonal, a column); the "rows" table the order the
 strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
 table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
@@ -390,6 +391,36 @@ def _copy_built() -> bool:
     return True
 
 
+def far_table(repeats: int, scale: int) -> None:
+    """Far-apart elements (one dim whose stride jumps a cache line or more: a diagonal, a
+    column, every 16th element) read by the strided copy against XLA's strided slice (the
+    ``"structured"`` path), by stride and size, NumPy's copy beside them: the constants
+    ``COPY_FAR_MIN_ELEMENTS`` and ``COPY_TILE_JUMP`` of ``functional_strides/_lowering.py``.
+    Medians of interleaved rounds (``bench_contiguous.time_columns``); storages of at most
+    2^26 elements (``scale`` divides that bound)."""
+    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
+
+    print("\n=== far-apart elements: the strided copy against XLA's strided slice ===")
+    if not _copy_built():
+        return
+    print(f"  {'layout':<24} {'structured us':>14} {'strided_copy us':>16} {'numpy us':>9} {'copy/structured':>16}")
+    for stride in (2, 16, 64, 256, 1024, 4097):
+        for log2 in (10, 12, 14, 16):
+            layout = Layout((2**log2,), (stride,))
+            if layout.required_storage_size > 2**26 // scale:
+                continue
+            storage = np.arange(layout.required_storage_size, dtype=np.float32)
+            x = jnp.asarray(storage)
+            cols = {m: (lambda f=jax.jit(lambda s, m=m: materialize(s, layout, method=m)): f(x).block_until_ready())
+                    for m in ("structured", "strided_copy")}
+            view = np.lib.stride_tricks.as_strided(storage, layout.shape, (stride * 4,))
+            cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
+            samples, _ = bc.time_columns(cols, repeats)
+            med = {c: statistics.median(v) for c, v in samples.items()}
+            print(f"  {str(layout):<24} {med['structured'] * 1e6:14.1f} {med['strided_copy'] * 1e6:16.1f} "
+                  f"{med['numpy'] * 1e6:9.1f} {med['strided_copy'] / med['structured']:16.2f}")
+
+
 def rows_table(repeats: int, scale: int) -> None:
     """The order the strided copy visits whole contiguous rows in: the dense array's (the
     output written straight through, the storage read a row here and there) against the
@@ -522,8 +553,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=None,
-                        choices=["windows", "layouts", "permutes", "copy", "rows", "tiles", "stores",
-                                 "eager"])
+                        choices=["windows", "layouts", "permutes", "copy", "far", "rows", "tiles",
+                                 "stores", "eager"])
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -534,6 +565,8 @@ def main() -> None:
         permutes_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "copy"):
         copy_table(args.repeats, 20 if args.quick else 26)
+    if args.only in (None, "far"):
+        far_table(max(args.repeats, 15), 4 if args.quick else 1)
     if args.only in (None, "rows"):
         rows_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "tiles"):

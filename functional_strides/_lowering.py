@@ -105,6 +105,14 @@ COPY_TILE_JUMP = 16
 COPY_ROWS_MIN_ELEMENTS = 2**17
 #: ... and rows of at least this many elements.
 COPY_MIN_ROW = 64
+# Far-apart elements: one dim whose stride jumps a cache line or more (a column, a diagonal),
+# against XLA's strided slice (benchmarks/lowering_choices.py --only far: medians of 40
+# interleaved rounds, float32, 2-core x86-64; ratios copy / slice): strides 16 to 4097 at 2^10
+# elements 1.15-1.67 and at 2^12 0.96-1.14 (the handler's fixed cost), at 2^14 0.60-0.92 and at
+# 2^16 0.52-0.80 (the slice loop waits on one load at a time, the copy's chunks run on two
+# threads); stride 2 (every other element, a line holds 8) 1.26-1.68 up to 2^14.
+#: One far-apart dim (stride >= ``COPY_TILE_JUMP``): the strided copy from this many elements.
+COPY_FAR_MIN_ELEMENTS = 2**14
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -391,9 +399,13 @@ def copy_kind(c: Canonical) -> str | None:
     ``"tiles"`` (a permute whose innermost dim jumps at least ``COPY_TILE_JUMP`` elements,
     while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
     innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
-    rows that overlap: ``unfold`` frames) or None (stride-0 dims, or none of these)."""
+    rows that overlap: ``unfold`` frames), ``"far"`` (one dim whose stride jumps at least
+    ``COPY_TILE_JUMP`` elements: a column, a diagonal) or None (stride-0 dims, or none of
+    these)."""
     if c.broadcast or not c.dims:
         return None
+    if len(c.dims) == 1:
+        return "far" if c.dims[0][1] >= COPY_TILE_JUMP else None
     last = c.dims[c.perm[-1]][1]
     if c.perm != tuple(range(len(c.perm))):
         if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
@@ -416,6 +428,8 @@ def _copy_pays(c: Canonical) -> bool:
     kind = copy_kind(c)
     if kind == "tiles":
         return c.numel >= COPY_MIN_ELEMENTS
+    if kind == "far":
+        return c.numel >= COPY_FAR_MIN_ELEMENTS
     return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
             and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
 
@@ -452,8 +466,8 @@ METHODS = READS.methods
 def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
-    ``"auto"`` takes ``"strided_copy"`` for a permute or overlapping windows that the compiled
-    strided copy reads faster (on CPU, where the C++ extension is built: :func:`copy_kind`;
+    ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows or a long run of
+    far-apart elements (a column, a diagonal) that the compiled strided copy reads faster (on CPU, where the C++ extension is built: :func:`copy_kind`;
     ``COPY_*`` thresholds), else ``"structured"`` whenever the canonical dims form a strided box (no
     gather is emitted then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
