@@ -389,8 +389,9 @@ def _call_n(fn: Callable[[], Any], n: int) -> float:
     return (time.perf_counter() - t0) / n
 
 
-def time_columns(fns: dict[str, Callable[[], Any]], repeat: int,
-                 settle_s: float = 0.0) -> tuple[dict[str, list[float]], int]:
+def time_columns(fns: dict[str, Callable[[], Any]], repeat: int, settle_s: float = 0.0,
+                 clock: Callable[[], tuple[int, float] | None] | None = None,
+                 clocked: dict[str, list[float]] | None = None) -> tuple[dict[str, list[float]], int]:
     """Seconds per call of each column, one sample per interleaved round; and the round count.
 
     Warm-up: two calls per column (one when a call takes over 0.2 s). A sample is the mean of
@@ -403,7 +404,12 @@ def time_columns(fns: dict[str, Callable[[], Any]], repeat: int,
     (none where one call exceeds ``SETTLE_MAX_CALL_S``), so that a sample times the column
     in the steady state of its own loop, its data where that loop leaves it in the caches,
     and not while the threads of the column before it wind down. Without it (the default)
-    each sample follows other columns' calls, which evict its data from the caches."""
+    each sample follows other columns' calls, which evict its data from the caches.
+
+    ``clock`` (a reading of (calls, seconds), such as the strided copy's ``handler_time``),
+    with ``clocked``: read before and after each sample, no read inside its calls; where the
+    calls of a sample ran it, the seconds per call it counted are appended to
+    ``clocked[column]``."""
     inner, settle, per_round = {}, {}, 0.0
     for name, fn in fns.items():
         t = _call_n(fn, 1)
@@ -420,7 +426,11 @@ def time_columns(fns: dict[str, Callable[[], Any]], repeat: int,
             name = names[(r + k) % len(names)]
             if settle[name]:
                 _settle(fns[name], settle_s)
+            before = clock() if clock is not None else None
             samples[name].append(_call_n(fns[name], inner[name]))
+            after = clock() if before is not None else None
+            if after is not None and after[0] > before[0] and clocked is not None:
+                clocked.setdefault(name, []).append((after[1] - before[1]) / (after[0] - before[0]))
     return samples, rounds
 
 
@@ -485,9 +495,8 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     agree = _check(case, checked)
     del checked
     fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call, FLOOR: floor.call}
-    before = handler_time()
-    samples, rounds = time_columns(fns, repeat)
-    after = handler_time()
+    kernel: dict[str, list[float]] = {}
+    samples, rounds = time_columns(fns, repeat, clock=handler_time, clocked=kernel)
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
     faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
     ours = comps["ours"]
@@ -507,7 +516,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
         "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
         "floor_s": statistics.median(samples[FLOOR]),
-        "kernel_s": _kernel_s(before, after),
+        "kernel_s": statistics.median(kernel["ours"]) if kernel.get("ours") else None,
         "floor_min_s": min(samples[FLOOR]),
         "rounds": rounds,
         "faults_per_call": faults,
@@ -517,16 +526,6 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "temp_bytes": {n: c.temp_bytes for n, c in comps.items()},
         "agrees_with_numpy": agree,
     }
-
-
-def _kernel_s(before: tuple[int, float] | None, after: tuple[int, float] | None) -> float | None:
-    """The mean seconds per call inside the strided copy's handler between two readings of
-    its clock (``handler_time``): in a case's timed rounds, the calls of ours and of its A/A
-    copy (warm-up included), the only columns that run it. None where no call ran it (the
-    XLA paths) or the extension is not built."""
-    if before is None or after is None or after[0] == before[0]:
-        return None
-    return (after[1] - before[1]) / (after[0] - before[0])
 
 
 # -- size sweep ---------------------------------------------------------------------------

@@ -121,8 +121,8 @@ def fault_note(t: dict[str, float | None], faults: dict[str, float] | None) -> s
 
 
 def kernel_note(t: dict[str, float | None], kernel: float | None) -> str | None:
-    """Why the fastest rival is out of reach, when the times ``t`` and ``kernel`` (the mean
-    time inside the strided copy's handler per call of ours, timed in the same rounds) show
+    """Why the fastest rival is out of reach, when the times ``t`` and ``kernel`` (the median
+    time per call inside the strided copy's handler in ours' samples of the same rounds) show
     it: the handler, which reads the view and writes the whole output, takes no longer than
     the rival's whole call, and the rest of ours is the jitted call around it (dispatch, the
     output buffer, the result handed back), which NumPy and PyTorch do not pay. None
@@ -513,9 +513,9 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
         "Brackets: ours / column (below 1: ours is "
         "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
         "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "
-        "*kernel*: the mean time per call inside the strided copy's handler (`_copy_native.cc`) "
-        "in ours' calls of the timed rounds, where ours runs it (the rest of ours is the jitted "
-        "call around it). Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
+        "*kernel*: the time per call inside the strided copy's handler (`_copy_native.cc`) in "
+        "ours' samples, their median, where ours runs it (the rest of ours is the jitted call "
+        "around it). Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
         "equals NumPy's result.",
         "",
         format_markdown(*case_rows(result["cases"])),

@@ -395,7 +395,8 @@ def far_table(repeats: int, scale: int) -> None:
     """Far-apart elements (one dim whose stride jumps a cache line or more: a diagonal, a
     column, every 16th element) read by the strided copy against XLA's strided slice (the
     ``"structured"`` path), by stride and size, NumPy's copy beside them: the constants
-    ``COPY_FAR_MIN_ELEMENTS`` and ``COPY_TILE_JUMP`` of ``functional_strides/_lowering.py``.
+    ``COPY_FAR_MIN_ELEMENTS``, ``COPY_FAR_PAGE_MIN_ELEMENTS``, ``COPY_FAR_PAGE`` and
+    ``COPY_TILE_JUMP`` of ``functional_strides/_lowering.py``.
     Medians of interleaved rounds (``bench_contiguous.time_columns``); storages of at most
     2^26 elements (``scale`` divides that bound)."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)

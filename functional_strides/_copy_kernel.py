@@ -5,11 +5,12 @@ XLA has no strided copy: a permute is its ``transpose`` emitter, which walks the
 order and reads the input a cache line per element, and a tile loop written in XLA ops runs
 on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
 jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
-handler: the output written once in row-major order, the last dim as ``memcpy`` where it is
-contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
+handler: the output written once in row-major order, the last dim copied as one run where it
+is contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
 last dim spans at most two tiles, for elements of 8 bytes or more) where the last dim jumps a
 cache line per element and another dim runs through memory, the output of a large permute
-stored past the caches, chunks of the output spread over XLA's intra-op threads.
+stored past the caches, chunks of the output dealt in one range per thread over XLA's
+intra-op threads (a thread done with its own range takes chunks from the back of the others').
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated

@@ -12,7 +12,7 @@
 // span, offset + below, is clamped into [0, n - reach], as lax.dynamic_slice clamps.
 //
 // The dense array is visited once, in row-major order within blocks:
-//   * a plain block is the last dim: a memcpy when its stride is 1, a fill when 0, else a
+//   * a plain block is the last dim: one copied run when its stride is 1, a fill when 0, else a
 //     strided loop;
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
 //     dim runs through memory, is a tile of those two dims: a read's 64 x 64 elements of at

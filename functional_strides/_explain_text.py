@@ -125,8 +125,11 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
                 f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
         "windows": f"{c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
                    f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
-        "far": f"{c.numel} >= {_lowering.COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
-               f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})",
+        "far": (f"{c.numel} >= {_lowering.COPY_FAR_PAGE_MIN_ELEMENTS} elements a page apart (stride "
+                f"{c.dims[0][1]} >= {_lowering.COPY_FAR_PAGE})"
+                if c.dims and c.dims[0][1] >= _lowering.COPY_FAR_PAGE else
+                f"{c.numel} >= {_lowering.COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
+                f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})"),
     }.get(kind, f"{c.numel} elements")
     return path, (f"{what}: one call of the compiled strided copy on CPU (the output written once in "
                   "order, a memcpy per contiguous run, tiles of 64 columns by 64 rows (32 by 32 for "

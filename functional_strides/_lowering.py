@@ -110,9 +110,17 @@ COPY_MIN_ROW = 64
 # interleaved rounds, float32, 2-core x86-64; ratios copy / slice): strides 16 to 4097 at 2^10
 # elements 1.15-1.67 and at 2^12 0.96-1.14 (the handler's fixed cost), at 2^14 0.60-0.92 and at
 # 2^16 0.52-0.80 (the slice loop waits on one load at a time, the copy's chunks run on two
-# threads); stride 2 (every other element, a line holds 8) 1.26-1.68 up to 2^14.
-#: One far-apart dim (stride >= ``COPY_TILE_JUMP``): the strided copy from this many elements.
+# threads); stride 2 (every other element, a line holds 8) 1.26-1.68 up to 2^14. Elements a page
+# or more apart cost a TLB miss each (NumPy's loop: ~3 ns an element from 1024 float32 apart,
+# 0.8-0.9 ns up to 513 apart, at 1024 to 4096 elements), work that two threads halve: at 2^12
+# elements 1024-4097 apart the copy took 0.51-1.08x the slice's time in eight runs (median
+# 0.88; the 4096^2 diagonal among them), at 2^10 1.30-1.67x.
+#: One far-apart dim (stride >= ``COPY_TILE_JUMP``): the strided copy from this many elements ...
 COPY_FAR_MIN_ELEMENTS = 2**14
+#: ... or from this many where they lie at least ``COPY_FAR_PAGE`` elements apart (a 4 KiB page
+#: of float32).
+COPY_FAR_PAGE_MIN_ELEMENTS = 2**12
+COPY_FAR_PAGE = 1024
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -429,7 +437,8 @@ def _copy_pays(c: Canonical) -> bool:
     if kind == "tiles":
         return c.numel >= COPY_MIN_ELEMENTS
     if kind == "far":
-        return c.numel >= COPY_FAR_MIN_ELEMENTS
+        return c.numel >= (COPY_FAR_PAGE_MIN_ELEMENTS if c.dims[0][1] >= COPY_FAR_PAGE
+                           else COPY_FAR_MIN_ELEMENTS)
     return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
             and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
 

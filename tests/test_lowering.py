@@ -217,7 +217,9 @@ FAR_LAYOUTS = [
     # (layout, storage size, whether "auto" takes the strided copy where it is built)
     (Layout((2**14,), (17,), 5), 2**14 * 17 + 5, True),            # every 17th element, from 5
     (Layout((2**14,), (-16,), 2**18 - 1), 2**18, True),             # reversed, a line apart
-    (Layout((2**12,), (4097,)), 4096 * 4096, False),                # the 4096^2 diagonal: too few
+    (Layout((2**12,), (4097,)), 4096 * 4096, True),                 # the 4096^2 diagonal: a page apart
+    (Layout((2**12,), (1023,)), 2**12 * 1023, False),               # under a page apart: too few
+    (Layout((2**11,), (4097,)), 2**11 * 4097, False),               # a page apart, too few
     (Layout((2**15,), (2,)), 2**16, False),                         # 8 to a line: XLA's slice
     (Layout((2**14,), (15,)), 2**14 * 15, False),                   # under a line apart
 ]
@@ -226,9 +228,9 @@ FAR_LAYOUTS = [
 @pytest.mark.parametrize(("layout", "size", "copy"), FAR_LAYOUTS, ids=[str(c[0]) for c in FAR_LAYOUTS])
 def test_far_apart_elements_take_the_strided_copy_from_the_measured_size(layout, size, copy):
     """One dim whose stride jumps a cache line (COPY_TILE_JUMP elements) or more, with at
-    least COPY_FAR_MIN_ELEMENTS elements: the strided copy where it is built (the
-    "far" table of benchmarks/lowering_choices.py), else XLA's strided slice; the values are
-    the oracle's either way."""
+    least COPY_FAR_MIN_ELEMENTS elements (COPY_FAR_PAGE_MIN_ELEMENTS a page apart): the strided
+    copy where it is built (the "far" table of benchmarks/lowering_choices.py), else XLA's
+    strided slice; the values are the oracle's either way."""
     built = lowering._copy_kernel.native is not None
     assert lowering.xla_read_plan(layout) == "structured"
     assert read_plan(layout) == ("strided_copy" if copy and built else "structured")
