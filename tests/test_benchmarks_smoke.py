@@ -257,6 +257,53 @@ def test_a_write_whose_kernel_beats_the_rival_is_explained_by_the_runtime_around
     assert rows[0][header.index("kernel ms")] == "-" and rows[0][-1] == "-"
 
 
+def test_a_read_whose_kernel_beats_the_rival_is_explained_by_the_runtime_around_it():
+    """A read's miss where the strided copy's handler alone (the median per call in ours'
+    samples) takes no longer than the fastest rival's whole call; nothing where the kernel is
+    slower, where ours wins, or where ours ran no kernel (an XLA path)."""
+    report = _report()
+    note = report.kernel_note
+    t = {"ours": 0.027, "gather": 0.1, "native": 0.03, "torch": 0.029, "numpy": 0.018, "copy": 0.009}
+    assert note(t, 0.012) == ("the runtime around the kernel: the strided copy takes 12 ms of ours' 27 ms, "
+                              "no more than numpy's 18 ms; the jitted call around it the other 15 ms")
+    assert note(t, 0.019) is None                  # the kernel alone is slower than numpy
+    assert note({**t, "ours": 0.017}, 0.012) is None  # ours is the fastest: no miss
+    assert note(t, None) is None                   # no kernel time: the XLA path ran
+    record = {**_record("run1"), "times_s": t, "min_times_s": t, "floor_s": 0.001, "kernel_s": 0.012}
+    miss = next(x for x in report._case_targets("c", record) if x["target"].startswith("c: ours / min"))
+    assert miss["met"] is False and miss["limit_note"] == note(t, 0.012)
+    header, rows = report.case_rows({"c": record})
+    assert rows[0][header.index("kernel ms")] == "12.0"
+    header, rows = report.case_rows({"c": {**record, "kernel_s": None}})
+    assert rows[0][header.index("kernel ms")] == "-"
+
+
+def test_time_columns_reads_the_clock_around_each_sample_only():
+    """``clock``/``clocked``: the clock is read before and after every sample, and a sample
+    whose calls advanced it adds its seconds per call to that column's list; columns that
+    leave it alone add nothing."""
+    spec = importlib.util.spec_from_file_location("bench_contiguous", SCRIPT)
+    bc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bc)
+
+    state = {"calls": 0, "seconds": 0.0, "reads": 0}
+
+    def clock():
+        state["reads"] += 1
+        return state["calls"], state["seconds"]
+
+    def kernel():  # a column whose every call runs the clocked handler for 3 ms
+        state["calls"] += 1
+        state["seconds"] += 0.003
+
+    clocked: dict[str, list[float]] = {}
+    samples, rounds = bc.time_columns({"k": kernel, "plain": lambda: None}, 4, clock=clock, clocked=clocked)
+    assert rounds == 4 and len(samples["k"]) == len(samples["plain"]) == 4
+    assert list(clocked) == ["k"] and len(clocked["k"]) == 4
+    assert all(abs(v - 0.003) < 1e-12 for v in clocked["k"])
+    assert state["reads"] == 2 * 2 * rounds  # two reads per sample, none inside the calls
+
+
 def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_them():
     report = _report()
     note = report.fault_note
