@@ -74,8 +74,7 @@ constexpr int64_t kTileBytes = 16384;  // ... and at most this many bytes (half 
 constexpr int64_t kWide = 64;          // a read's wide tile: kWide x kWide, if it fits kTileBytes
 constexpr int64_t kLineBytes = 64;               // a cache line
 constexpr int64_t kChunkBytes = int64_t{1} << 18;  // bytes of memory a claimed chunk touches, at least
-constexpr int64_t kChunksPerThread = 64;          // a read's chunks per thread, at most
-constexpr int64_t kWriteChunksPerThread = 4;      // a write's chunks per thread, at most
+constexpr int64_t kChunksPerThread = 64;          // chunks per thread, at most
 constexpr int kMaxThreads = 64;                    // threads that share one call, at most
 constexpr int64_t kPageBytes = 4096;              // a page: what a far jump costs at most (a TLB miss)
 constexpr int64_t kWriteStreams = 32;             // output runs a read in the storage's order writes at once
@@ -995,14 +994,12 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   // counter, which let both threads fault in the pages where two neighbouring chunks meet at
   // about the same time and left a slow thread's last chunk to run alone at the end; the 4096^2
   // transpose 10.6 against 12.1 ms, the attention heads 7.0-7.4 against 9.1 ms, NCHW->NHWC 2.7
-  // against 3.2 ms. A write updates a storage already mapped and keeps at most
-  // kWriteChunksPerThread: an overlap-add runs the window loop at each chunk's ends (with 64 a
-  // thread, overlap-add of frames 1024/256 took 1.15x PyTorch's time and the heads' += 1.05x,
-  // against 0.93x and 0.96x with 4).
+  // against 3.2 ms. Writes took the same time with 4 chunks a thread as with 64 (overlap-add of
+  // frames 1024/256 1.18-1.27x PyTorch's time against 1.23-1.26x, the heads' += 1.01-1.07x
+  // against 1.03-1.05x, two runs).
   const int64_t threads = std::clamp<int64_t>(pool.num_threads(), 1, kMaxThreads);
   const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
-  const int64_t per_thread = kind == kRead ? kChunksPerThread : kWriteChunksPerThread;
-  const int64_t fewest = (plan.blocks + per_thread * threads - 1) / (per_thread * threads);
+  const int64_t fewest = (plan.blocks + kChunksPerThread * threads - 1) / (kChunksPerThread * threads);
   const bool one_thread = serial && !plan.windows;
   work->per_chunk = one_thread ? plan.blocks : std::max<int64_t>({1, kChunkBytes / block_cost, fewest});
   work->chunks = (plan.blocks + work->per_chunk - 1) / work->per_chunk;
