@@ -988,15 +988,17 @@ ffi::Error Launch(ffi::ThreadPool& pool, Kind kind, const char* what, char* view
   const int64_t start = std::clamp(OffsetAt(offset) + below, int64_t{0}, n - reach);
   work->view = view_base + (start - below) * es;
   work->dense = dense_base;
-  // Chunks of kChunkBytes' cost at least, and no more than kChunksPerThread per thread. Frames
-  // 1024/256 of a 4 Mi-sample float32 signal (64 MiB of fresh output) on two threads, medians of
-  // interleaved calls: 6.30-7.34 ms against 7.11-7.77 ms for 4 chunks a thread claimed from one
-  // counter, which let both threads fault in the pages where two neighbouring chunks meet at
-  // about the same time and left a slow thread's last chunk to run alone at the end; the 4096^2
-  // transpose 10.6 against 12.1 ms, the attention heads 7.0-7.4 against 9.1 ms, NCHW->NHWC 2.7
-  // against 3.2 ms. Writes took the same time with 4 chunks a thread as with 64 (overlap-add of
-  // frames 1024/256 1.18-1.27x PyTorch's time against 1.23-1.26x, the heads' += 1.01-1.07x
-  // against 1.03-1.05x, two runs).
+  // Chunks of kChunkBytes' cost at least, and no more than kChunksPerThread per thread, dealt in
+  // ranges (Work::Split). Frames 1024/256 of a 4 Mi-sample float32 signal (64 MiB of fresh
+  // output) on two threads, medians of interleaved calls: 6.30-7.34 ms against 7.11-7.77 ms for
+  // 4 chunks a thread claimed in turn from one counter, and 7.49-7.70 ms for 16 or 32 so
+  // claimed (neighbouring chunks then run at once on both threads); the 4096^2 transpose 10.6
+  // against 12.1 ms, the attention heads 7.0-7.4 against 9.1 ms, NCHW->NHWC 2.7 against 3.2 ms.
+  // Timed inside the handler, the helper joined 50-110 us after the calling thread, and in some
+  // calls one thread's chunks took 2-3x the other's (a busy virtual CPU), which the other then
+  // took over from the back. Writes took the same time with 4 chunks a thread as with 64
+  // (overlap-add of frames 1024/256 1.18-1.27x PyTorch's time against 1.23-1.26x, the heads' +=
+  // 1.01-1.07x against 1.03-1.05x, two runs).
   const int64_t threads = std::clamp<int64_t>(pool.num_threads(), 1, kMaxThreads);
   const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
   const int64_t fewest = (plan.blocks + kChunksPerThread * threads - 1) / (kChunksPerThread * threads);
