@@ -404,7 +404,8 @@ def far_table(repeats: int, scale: int) -> None:
     print("\n=== far-apart elements: the strided copy against XLA's strided slice ===")
     if not _copy_built():
         return
-    print(f"  {'layout':<24} {'structured us':>14} {'strided_copy us':>16} {'numpy us':>9} {'copy/structured':>16}")
+    print(f"  {'layout':<24} {'structured us':>14} {'strided_copy us':>16} {'numpy us':>9} "
+          f"{'copy/structured':>16}")
     for stride in (2, 16, 64, 256, 1024, 4097):
         for log2 in (10, 12, 14, 16):
             layout = Layout((2**log2,), (stride,))
@@ -412,8 +413,10 @@ def far_table(repeats: int, scale: int) -> None:
                 continue
             storage = np.arange(layout.required_storage_size, dtype=np.float32)
             x = jnp.asarray(storage)
-            cols = {m: (lambda f=jax.jit(lambda s, m=m: materialize(s, layout, method=m)): f(x).block_until_ready())
-                    for m in ("structured", "strided_copy")}
+            cols = {}
+            for m in ("structured", "strided_copy"):
+                read = jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
+                cols[m] = lambda read=read, x=x: read(x).block_until_ready()
             view = np.lib.stride_tricks.as_strided(storage, layout.shape, (stride * 4,))
             cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
             samples, _ = bc.time_columns(cols, repeats)

@@ -476,9 +476,10 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows or a long run of
-    far-apart elements (a column, a diagonal) that the compiled strided copy reads faster (on CPU, where the C++ extension is built: :func:`copy_kind`;
-    ``COPY_*`` thresholds), else ``"structured"`` whenever the canonical dims form a strided box (no
-    gather is emitted then), except for a large permute that moves at most
+    far-apart elements (a column, a diagonal) that the compiled strided copy reads faster (on
+    CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*`` thresholds), else
+    ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
+    then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
     innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping
     windows it takes ``"slices"`` when at most ``SLICES_MAX_PIECES`` slices cover them, else
