@@ -106,15 +106,15 @@ COPY_ROWS_MIN_ELEMENTS = 2**17
 #: ... and rows of at least this many elements.
 COPY_MIN_ROW = 64
 # Far-apart elements: one dim whose stride jumps a cache line or more (a column, a diagonal),
-# against XLA's strided slice (benchmarks/lowering_choices.py --only far: medians of 40
-# interleaved rounds, float32, 2-core x86-64; ratios copy / slice): strides 16 to 4097 at 2^10
-# elements 1.15-1.67 and at 2^12 0.96-1.14 (the handler's fixed cost), at 2^14 0.60-0.92 and at
-# 2^16 0.52-0.80 (the slice loop waits on one load at a time, the copy's chunks run on two
-# threads); stride 2 (every other element, a line holds 8) 1.26-1.68 up to 2^14. Elements a page
-# or more apart cost a TLB miss each (NumPy's loop: ~3 ns an element from 1024 float32 apart,
-# 0.8-0.9 ns up to 513 apart, at 1024 to 4096 elements), work that two threads halve: at 2^12
-# elements 1024-4097 apart the copy took 0.51-1.08x the slice's time in eight runs (median
-# 0.88; the 4096^2 diagonal among them), at 2^10 1.30-1.67x.
+# against XLA's strided slice (benchmarks/lowering_choices.py --only far --repeats 40: medians
+# of 40 interleaved rounds, float32, 2-core x86-64; ratios copy / slice): strides 16 to 4097 at
+# 2^10 elements 1.15-1.67 and at 2^12 0.96-1.14 (the handler's fixed cost), at 2^14 0.60-0.92
+# and at 2^16 0.52-0.80 (the copy's chunks run on two threads, the slice on one); stride 2
+# (every other element, a line holds 8) 1.26-1.68 up to 2^14. Elements a page or more apart
+# cost a TLB miss each (NumPy's loop: 3.0-3.8 ns an element from 1024 float32 apart, 0.8-0.9 ns
+# up to 513 apart, at 1024 to 4096 elements), work that two threads share: at 2^12 elements
+# 1024-4097 apart the copy took 0.51-1.08x the slice's time in eight measurements of five runs
+# (median 0.88; the 4096^2 diagonal among them), at 2^10 1.30-1.67x.
 #: One far-apart dim (stride >= ``COPY_TILE_JUMP``): the strided copy from this many elements ...
 COPY_FAR_MIN_ELEMENTS = 2**14
 #: ... or from this many where they lie at least ``COPY_FAR_PAGE`` elements apart (a 4 KiB page
