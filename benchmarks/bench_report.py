@@ -58,6 +58,15 @@ def _ratio_to_best(t: dict[str, float | None]) -> float:
 XLA_FLOOR_SLACK = 1.1
 
 
+def _fastest_rival(t: dict[str, float | None]) -> tuple[str, float] | None:
+    """The fastest of the ``RIVALS`` timed in ``t`` and its time; None where none was."""
+    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
+    if not rivals:
+        return None
+    best = min(rivals, key=rivals.__getitem__)
+    return best, rivals[best]
+
+
 def xla_floor_note(t: dict[str, float | None]) -> str | None:
     """Why the fastest rival is out of reach, when the times ``t`` (seconds per column) show
     it: ours is within a factor ``XLA_FLOOR_SLACK`` (either way) of the ``copy`` column (a
@@ -65,15 +74,14 @@ def xla_floor_note(t: dict[str, float | None]) -> str | None:
     makes this output faster, its fresh output buffer and the call included) and the rival is
     faster than that copy (NumPy and PyTorch write into memory their allocators already mapped,
     and call no runtime). None otherwise (the miss is not explained by this run)."""
-    copy = t.get("copy")
-    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
-    if not copy or not rivals:
+    copy, fastest = t.get("copy"), _fastest_rival(t)
+    if not copy or fastest is None:
         return None
-    best = min(rivals, key=rivals.__getitem__)
-    if not 1 / XLA_FLOOR_SLACK <= t["ours"] / copy <= XLA_FLOOR_SLACK or rivals[best] >= copy:
+    best, best_t = fastest
+    if not 1 / XLA_FLOOR_SLACK <= t["ours"] / copy <= XLA_FLOOR_SLACK or best_t >= copy:
         return None  # ours well below the copy: the copy is no floor; or the rival does not beat it
     return (f"XLA's floor: ours {t['ours'] * 1e3:.3g} ms is {t['ours'] / copy:.2f}x XLA's copy of the "
-            f"output's bytes ({copy * 1e3:.3g} ms); {best} takes {rivals[best] * 1e3:.3g} ms, less than "
+            f"output's bytes ({copy * 1e3:.3g} ms); {best} takes {best_t * 1e3:.3g} ms, less than "
             "that copy")
 
 
@@ -83,15 +91,15 @@ def call_floor_note(t: dict[str, float | None], floor: float | None) -> str | No
     compiled program and getting a fresh buffer back) takes up the difference, i.e. ours
     minus that floor is no more than the rival's whole call (NumPy and PyTorch call no
     runtime). None otherwise."""
-    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
-    if not floor or not rivals:
+    fastest = _fastest_rival(t)
+    if not floor or fastest is None:
         return None
-    best = min(rivals, key=rivals.__getitem__)
-    if t["ours"] <= rivals[best] or t["ours"] - floor > rivals[best]:
+    best, best_t = fastest
+    if t["ours"] <= best_t or t["ours"] - floor > best_t:
         return None
     return (f"the call's floor: ours {t['ours'] * 1e3:.3g} ms = the floor of a jitted call "
             f"{floor * 1e3:.3g} ms + {(t['ours'] - floor) * 1e3:.3g} ms; {best} takes "
-            f"{rivals[best] * 1e3:.3g} ms in all")
+            f"{best_t * 1e3:.3g} ms in all")
 
 
 #: Page faults per call from which a fresh output's faults count as a limit ...
@@ -106,17 +114,16 @@ def fault_note(t: dict[str, float | None], faults: dict[str, float] | None) -> s
     ``XLA_FLOOR_SLACK``), which the rival beats, and the rival takes a small fraction of our
     faults (it writes into memory already mapped, while a compiled program's output is a fresh
     buffer that the kernel maps and zeroes page by page). None otherwise."""
-    copy = t.get("copy")
-    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
-    if not copy or not rivals or not faults or faults.get("ours") is None:
+    copy, fastest = t.get("copy"), _fastest_rival(t)
+    if not copy or fastest is None or not faults or faults.get("ours") is None:
         return None
-    best = min(rivals, key=rivals.__getitem__)
+    best, best_t = fastest
     ours_f, best_f = faults["ours"], faults.get(best)
-    if (t["ours"] > copy * XLA_FLOOR_SLACK or rivals[best] >= copy or best_f is None
+    if (t["ours"] > copy * XLA_FLOOR_SLACK or best_t >= copy or best_f is None
             or ours_f < FAULTS_MIN or best_f > FAULTS_RIVAL_FRACTION * ours_f):
         return None
     return (f"the fresh output: ours {t['ours'] * 1e3:.3g} ms with {ours_f:.0f} page faults per call, "
-            f"{best} {rivals[best] * 1e3:.3g} ms with {best_f:.0f} (its buffer already mapped); XLA's own "
+            f"{best} {best_t * 1e3:.3g} ms with {best_f:.0f} (its buffer already mapped); XLA's own "
             f"copy of the output's bytes takes {copy * 1e3:.3g} ms")
 
 
@@ -127,15 +134,20 @@ def kernel_note(t: dict[str, float | None], kernel: float | None) -> str | None:
     the rival's whole call, and the rest of ours is the jitted call around it (dispatch, the
     output buffer, the result handed back), which NumPy and PyTorch do not pay. None
     otherwise."""
-    rivals = {c: t[c] for c in RIVALS if t.get(c) is not None}
-    if not kernel or not rivals:
+    fastest = _fastest_rival(t)
+    if not kernel or fastest is None:
         return None
-    best = min(rivals, key=rivals.__getitem__)
-    if t["ours"] <= rivals[best] or kernel > rivals[best]:
+    best, best_t = fastest
+    if t["ours"] <= best_t or kernel > best_t:
         return None
-    return (f"the runtime around the kernel: the strided copy takes {kernel * 1e3:.3g} ms of ours' "
-            f"{t['ours'] * 1e3:.3g} ms, no more than {best}'s {rivals[best] * 1e3:.3g} ms; the jitted "
-            f"call around it the other {(t['ours'] - kernel) * 1e3:.3g} ms")
+    return _runtime_text("strided copy", kernel, t["ours"], best, best_t)
+
+
+def _runtime_text(what: str, kernel: float, ours: float, rival: str, rival_s: float) -> str:
+    """The note of a miss whose kernel (``what``'s handler) is no slower than ``rival``."""
+    return (f"the runtime around the kernel: the {what} takes {kernel * 1e3:.3g} ms of ours' "
+            f"{ours * 1e3:.3g} ms, no more than {rival}'s {rival_s * 1e3:.3g} ms; the jitted call "
+            f"around it the other {(ours - kernel) * 1e3:.3g} ms")
 
 
 def limit_note(rec: dict[str, Any]) -> str | None:
@@ -398,9 +410,7 @@ def runtime_note(ours: float, kernel: float | None, torch: float | None, floor: 
     if not kernel or not torch or ours <= torch or kernel > torch:
         return None
     floor_text = f"; {floor * 1e3:.3g} ms with warm caches (the floor)" if floor else ""
-    return (f"the runtime around the kernel: the strided write takes {kernel * 1e3:.3g} ms of ours' "
-            f"{ours * 1e3:.3g} ms, no more than torch's {torch * 1e3:.3g} ms; the jitted call around it "
-            f"the other {(ours - kernel) * 1e3:.3g} ms{floor_text}")
+    return _runtime_text("strided write", kernel, ours, "torch", torch) + floor_text
 
 
 def write_rows(writes: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
