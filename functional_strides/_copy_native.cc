@@ -13,7 +13,7 @@
 //
 // The dense array is visited once, in row-major order within blocks:
 //   * a plain block is the last dim: one copied run when its stride is 1, a fill when 0, else a
-//     strided loop;
+//     strided loop (whole rows along the dim inside taken a stretch at a time);
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
 //     dim runs through memory, is a tile of those two dims: a read's 64 x 64 elements of at
 //     most 4 bytes (16 KiB), else 32 x 32, or up to 128 rows by 32 where the last dim spans
@@ -25,9 +25,8 @@
 // A write through a view whose elements share slots runs in the view's row-major order
 // (the last write of a slot wins, additions arrive in that order): overlapping windows
 // (dims (rows, len):(step, 1), step < len: overlap-add of frames) by blocks of storage
-// slots, each window clipped to the block (an addition whose step divides len into 2 to 4
-// parts: each run of step slots gets the values of all its windows in one pass); any other
-// such view on one thread, in plain blocks.
+// slots, each window clipped to the block and the windows added row by row, as PyTorch's
+// loop adds them; any other such view on one thread, in plain blocks.
 // Blocks are numbered in the order of the dense array, or of the storage for a write whose
 // elements share no slot (its stores sweep the storage, as PyTorch orders a loop by its output)
 // and for a read of whole contiguous rows that the storage's order spreads over few runs of
@@ -80,7 +79,6 @@ constexpr int64_t kPageBytes = 4096;              // a page: what a far jump cos
 constexpr int64_t kWriteStreams = 32;             // output runs a read in the storage's order writes at once
 constexpr int64_t kStreamMinBytes = int64_t{1} << 23;  // a read's output streamed from 8 MiB (Streams)
 constexpr int kMaxRank = 64;
-constexpr int64_t kMaxFusedWindows = 4;  // windows per slot that an overlap-add adds in one pass
 
 struct U128 {
   uint64_t lo, hi;
@@ -473,13 +471,16 @@ void TileBlock(const T* in, T* out, int64_t rows, int64_t cols, int64_t row_in, 
 // A read: the dense output from the view.
 template <typename T>
 struct Read {
-  static constexpr bool kAdds = false;  // RunWindows adds no windows in one pass
   static void Plain(const T* view, T* dense, int64_t n, int64_t s, const Plan& p) {
     PlainBlock(view, dense, n, s, p.stream);
   }
   static void Tile(const T* view, T* dense, int64_t rows, int64_t cols, int64_t t_in, int64_t t_out,
                    int64_t s_last, int64_t pitch, const Plan& p) {
     TileBlock(view, dense, rows, cols, t_in, t_out, s_last, pitch, p.stream);
+  }
+  static void Rows(const T* view, T* dense, int64_t n, int64_t s, int64_t rows, int64_t view_step,
+                   int64_t dense_step, const Plan& p) {
+    for (int64_t r = 0; r < rows; ++r) Plain(view + r * view_step, dense + r * dense_step, n, s, p);
   }
 };
 
@@ -505,32 +506,42 @@ struct Add {
 // The restrict pointers let the compiler vectorize the loop, which it does not do where the
 // two may alias.
 template <typename T, typename Op>
-void UpdateRunBaseline(T* __restrict view, const T* __restrict values, int64_t n) {
+inline __attribute__((always_inline)) void UpdateRunBody(T* __restrict view, const T* __restrict values,
+                                                         int64_t n) {
   for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+}
+
+template <typename T, typename Op>
+void UpdateRunBaseline(T* view, const T* values, int64_t n) {
+  UpdateRunBody<T, Op>(view, values, n);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// The same loop compiled for AVX2 (32-byte loads and adds; the baseline build has SSE2's 16),
-// taken where the CPU has it: a read-modify-write through the attention heads on one core took
-// 6.8 ms against 7.5 ms with SSE2 (PyTorch's `add_`, itself built for AVX2, 6.2-7.3 ms).
+// `rows` runs of n elements, run r at view + r * view_step and values + r * values_step, in
+// one call, the run's loop inlined (the attention heads: runs of 64 elements, one per head;
+// overlapping windows: one run per window), compiled for AVX2 (32-byte loads and adds; the
+// baseline build has SSE2's 16) and for AVX-512, taken where the CPU has them (UpdateRuns).
+// `+=` through the heads [B,H,T,D] view on two threads: 0.93-0.96x PyTorch's time with the
+// AVX2 loop a stretch of runs at a time, 1.04-1.07x with a call a run, 0.97-1.04x with
+// AVX-512 (one build each, `benchmarks/bench_writes.py`'s heads case, two runs; on an earlier
+// host, one core: AVX2 6.8 ms against 7.5 ms with SSE2, AVX-512 1.06x AVX2's time). Runs
+// updated once wait on memory; a window's slots are updated once per window that holds them,
+// from lines the window before left in L1, so that loop is bound by the core's loads and
+// stores and takes AVX-512: overlap-add of frames 1024/256 (float32, a 16 MiB storage), the
+// builds switched in one process, 30 rounds in shuffled order, four runs: 0.91-1.02x
+// PyTorch's time (its `add_` built for AVX-512), AVX2 0.92-1.16x, and 0.98-1.20x for
+// adding the 4 windows of each run of 256 slots in one pass (one load and store of a slot,
+// its values read from 4 places a page apart; on an earlier host 0.89-0.92x the window loop).
 template <typename T, typename Op>
-__attribute__((target("avx2"))) void UpdateRunAvx2(T* __restrict view, const T* __restrict values, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+__attribute__((target("avx2"))) void UpdateRunsAvx2(T* view, const T* values, int64_t n, int64_t rows,
+                                                    int64_t view_step, int64_t values_step) {
+  for (int64_t r = 0; r < rows; ++r) UpdateRunBody<T, Op>(view + r * view_step, values + r * values_step, n);
 }
 
-// ... and for AVX-512 (64-byte loads and adds), taken for overlapping windows where the CPU
-// has it: there each slot is updated once per window that holds it, from a line the window
-// before left in L1, so the loop is bound by the core's loads and stores rather than by
-// memory. Overlap-add of frames 1024/256 (float32, a 16 MiB storage): one thread 2.07-2.09 ms
-// against 2.58-2.63 with AVX2 (PyTorch's `add_`, built for AVX-512 here, 2.05-2.15 ms); on two
-// threads the loop took 1.01-1.04x PyTorch's time against 1.08-1.38x with AVX2 (three runs
-// each, the time inside the handler). Runs updated once (the
-// attention heads, rows of 64) wait on memory and keep AVX2: AVX-512 took 1.06x its time on
-// one thread.
 template <typename T, typename Op>
-__attribute__((target("avx512f"))) void UpdateRunAvx512(T* __restrict view, const T* __restrict values,
-                                                         int64_t n) {
-  for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
+__attribute__((target("avx512f"))) void UpdateRunsAvx512(T* view, const T* values, int64_t n, int64_t rows,
+                                                        int64_t view_step, int64_t values_step) {
+  for (int64_t r = 0; r < rows; ++r) UpdateRunBody<T, Op>(view + r * view_step, values + r * values_step, n);
 }
 
 bool HasAvx2() {
@@ -550,21 +561,26 @@ bool HasAvx512() {
 }
 #endif
 
-// `windows`: the run is part of an overlapping window (Plan::windows), whose slots other
-// windows update too (the AVX-512 loop where the CPU has it).
+// The runs of UpdateRunsAvx2 (`windows`: the runs are overlapping windows, Plan::windows).
 template <typename T, typename Op>
-void UpdateRun(T* __restrict view, const T* __restrict values, int64_t n, bool windows) {
+void UpdateRuns(T* view, const T* values, int64_t n, int64_t rows, int64_t view_step, int64_t values_step,
+                bool windows) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (std::is_same_v<Op, Add> && windows && HasAvx512()) {
-    UpdateRunAvx512<T, Op>(view, values, n);
+    UpdateRunsAvx512<T, Op>(view, values, n, rows, view_step, values_step);
     return;
   }
   if (std::is_same_v<Op, Add> && HasAvx2()) {
-    UpdateRunAvx2<T, Op>(view, values, n);
+    UpdateRunsAvx2<T, Op>(view, values, n, rows, view_step, values_step);
     return;
   }
 #endif
-  UpdateRunBaseline<T, Op>(view, values, n);
+  for (int64_t r = 0; r < rows; ++r) UpdateRunBaseline<T, Op>(view + r * view_step, values + r * values_step, n);
+}
+
+template <typename T, typename Op>
+void UpdateRun(T* view, const T* values, int64_t n, bool windows) {
+  UpdateRuns<T, Op>(view, values, n, 1, 0, 0, windows);
 }
 
 // n elements set at every other slot, view[2 * i] = values[i], where the slots between may be
@@ -627,70 +643,8 @@ bool SetEveryOther(uint64_t* view, const uint64_t* values, int64_t n) {
 }
 #endif
 
-// view[i] += src_0[i] + ... in the order src_0, src_1, ..., src_{W-1}, src_q = src + q * next:
-// one load and store of each slot for W windows, rather than one per window. The adds of
-// each slot keep the window loop's order, so the sums are the same bit for bit.
-template <typename T, int W>
-inline __attribute__((always_inline)) void AddWindowsBody(T* __restrict view, const T* __restrict s0,
-                                                          const T* __restrict s1, const T* __restrict s2,
-                                                          const T* __restrict s3, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    T x = Add::Apply(Add::Apply(view[i], s0[i]), s1[i]);
-    if constexpr (W >= 3) x = Add::Apply(x, s2[i]);
-    if constexpr (W >= 4) x = Add::Apply(x, s3[i]);
-    view[i] = x;
-  }
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// (Overlap-add of frames 1024/256, float32, with AVX-512: in a standalone harness one pass
-// took 0.89-0.92x the time of the window loop on one thread, 0.94x on two; in a jitted write
-// on two threads, 0.95-1.07x the time of PyTorch's `add_` against 1.02-1.11x for the loop.)
-template <typename T, int W>
-__attribute__((target("avx512f"))) void AddWindowsAvx512(T* view, const T* s0, const T* s1, const T* s2,
-                                                          const T* s3, int64_t n) {
-  AddWindowsBody<T, W>(view, s0, s1, s2, s3, n);
-}
-
-template <typename T, int W>
-__attribute__((target("avx2"))) void AddWindowsAvx2(T* view, const T* s0, const T* s1, const T* s2, const T* s3,
-                                                     int64_t n) {
-  AddWindowsBody<T, W>(view, s0, s1, s2, s3, n);
-}
-#endif
-
-template <typename T, int W>
-void AddWindowsOf(T* view, const T* src, int64_t next, int64_t n) {
-  // the W windows' sources, s_q = src + q * next (those past W repeat the first, unread)
-  const T* s1 = src + next;
-  const T* s2 = W >= 3 ? src + 2 * next : src;
-  const T* s3 = W >= 4 ? src + 3 * next : src;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (HasAvx512()) return AddWindowsAvx512<T, W>(view, src, s1, s2, s3, n);
-  if (HasAvx2()) return AddWindowsAvx2<T, W>(view, src, s1, s2, s3, n);
-#endif
-  AddWindowsBody<T, W>(view, src, s1, s2, s3, n);
-}
-
-template <typename T>
-void AddWindowRuns(T* view, const T* src, int64_t next, int64_t w, int64_t n) {
-  static_assert(kMaxFusedWindows == 4, "one case per window count");
-  switch (w) {
-    case 2: return AddWindowsOf<T, 2>(view, src, next, n);
-    case 3: return AddWindowsOf<T, 3>(view, src, next, n);
-    default: return AddWindowsOf<T, 4>(view, src, next, n);
-  }
-}
-
 template <typename T, typename Op>
 struct Write {
-  static constexpr bool kAdds = std::is_same_v<Op, Add>;
-  // n slots from view, each the sum of itself and w values, one from each window that holds
-  // it: the first window's at src, each next window's `next` = len - step elements further
-  // (its row starts len later, and the slot lies step elements earlier in it).
-  static void AddWindows(T* view, const T* src, int64_t next, int64_t w, int64_t n) {
-    AddWindowRuns<T>(view, src, next, w, n);
-  }
   static void Plain(T* view, const T* dense, int64_t n, int64_t s, const Plan& p) {
     if (s == 1 && std::is_same_v<Op, Set>) {
       std::memcpy(view, dense, static_cast<size_t>(n) * sizeof(T));
@@ -702,6 +656,16 @@ struct Write {
     }
     if (s == 2 && p.gaps && std::is_same_v<Op, Set> && SetEveryOther(view, dense, n)) return;
     for (int64_t i = 0; i < n; ++i) view[i * s] = Op::Apply(view[i * s], dense[i]);
+  }
+  // `rows` plain blocks of n elements at view + r * view_step and dense + r * dense_step (the
+  // blocks along one counter, or whole windows): additions to contiguous runs in one call.
+  static void Rows(T* view, const T* dense, int64_t n, int64_t s, int64_t rows, int64_t view_step,
+                   int64_t dense_step, const Plan& p) {
+    if (std::is_same_v<Op, Add> && s == 1) {
+      UpdateRuns<T, Op>(view, dense, n, rows, view_step, dense_step, p.windows);
+      return;
+    }
+    for (int64_t r = 0; r < rows; ++r) Plain(view + r * view_step, dense + r * dense_step, n, s, p);
   }
   // Output rows a of the dense tile are read whole into a buffer, transposed so that each
   // column b of the view (a run along the running dim) is written whole.
@@ -726,47 +690,32 @@ struct Write {
   }
 };
 
-// The slots [a, b) of a windows plan: each window's part within them, in row-major order.
+// The slots [a, b) of a windows plan: each window's part within them, in row-major order
+// (the windows wholly inside in one Mover::Rows call).
 template <typename Mover, typename V, typename D>
 void WindowsPart(const Plan& p, V* view, D* dense, int64_t a, int64_t b) {
-  // the windows k with k * step < b and k * step + len > a
+  // the windows k with k * step < b and k * step + len > a; those from `whole` to `past` lie in [a, b)
   const int64_t first = a >= p.w_len ? (a - p.w_len) / p.w_step + 1 : 0;
   const int64_t end = std::min(p.w_rows, (b + p.w_step - 1) / p.w_step);
-  for (int64_t k = first; k < end; ++k) {
+  const int64_t whole = std::clamp((a + p.w_step - 1) / p.w_step, first, std::max(first, end));
+  const int64_t past = std::max(whole, std::min(end, b >= p.w_len ? (b - p.w_len) / p.w_step + 1 : 0));
+  auto clipped = [&](int64_t k) {
     const int64_t at = k * p.w_step;
     const int64_t from = std::max(a, at), to = std::min(b, at + p.w_len);
     if (from < to) Mover::Plain(view + from, dense + k * p.w_len + (from - at), to - from, 1, p);
+  };
+  for (int64_t k = first; k < whole; ++k) clipped(k);
+  if (whole < past) {
+    Mover::Rows(view + whole * p.w_step, dense + whole * p.w_len, p.w_len, 1, past - whole, p.w_step, p.w_len, p);
   }
+  for (int64_t k = past; k < end; ++k) clipped(k);
 }
 
-// Blocks [lo, hi) of a windows plan. Where the hop divides the window into W = len / step
-// parts, 2 <= W <= kMaxFusedWindows, and the mover adds, the slots run in steps of `step`
-// slots that the same W windows cover, and every such run held by all W is updated in one
-// pass (Mover::AddWindows: each slot gets its W values in row-major order, as the window
-// loop adds them); the other slots (the ends of the view and of the blocks) take the window
-// loop.
+// Blocks [lo, hi) of a windows plan: the windows clipped to their slots, row by row.
 template <typename Mover, typename V, typename D>
 void RunWindows(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
   const int64_t span = (p.w_rows - 1) * p.w_step + p.w_len;
-  const int64_t a = lo * p.piece, b = std::min(span, hi * p.piece);
-  const int64_t w = p.w_len / p.w_step;
-  if constexpr (Mover::kAdds) {
-    if (p.w_len % p.w_step == 0 && w >= 2 && w <= kMaxFusedWindows) {
-      // runs m with m * step in [a, b), whole, covered by windows m - w + 1 .. m, all present
-      const int64_t m0 = std::max((a + p.w_step - 1) / p.w_step, w - 1);
-      const int64_t m1 = std::min(b / p.w_step, p.w_rows);  // runs m < m1 (window m exists)
-      if (m0 < m1) {
-        WindowsPart<Mover>(p, view, dense, a, m0 * p.w_step);
-        for (int64_t m = m0; m < m1; ++m) {
-          Mover::AddWindows(view + m * p.w_step, dense + (m - w + 1) * p.w_len + (w - 1) * p.w_step,
-                            p.w_len - p.w_step, w, p.w_step);
-        }
-        WindowsPart<Mover>(p, view, dense, m1 * p.w_step, b);
-        return;
-      }
-    }
-  }
-  WindowsPart<Mover>(p, view, dense, a, b);
+  WindowsPart<Mover>(p, view, dense, lo * p.piece, std::min(span, hi * p.piece));
 }
 
 // Blocks [lo, hi) of plan p, for the item whose view starts at view (element base applied)
@@ -787,6 +736,26 @@ void RunBlocks(const Plan& p, V* view, D* dense, int64_t lo, int64_t hi) {
     out_off += idx[i] * p.out_step[i];
   }
   const int pr = p.rank - 1;  // plain: the piece counter of the last dim
+  if (!p.tiled && pr >= 1 && p.count[pr] == 1) {
+    // Whole rows (one piece each): the blocks along the counter inside, pr - 1, moved by one
+    // Mover::Rows call each stretch, the odometer stepped once per stretch.
+    const int r = pr - 1;
+    for (int64_t blk = lo; blk < hi;) {
+      const int64_t rows = std::min(hi - blk, p.count[r] - idx[r]);
+      Mover::Rows(view + in_off, dense + out_off, p.n_last, p.s_last, rows, p.in_step[r], p.out_step[r], p);
+      blk += rows;
+      idx[r] += rows;
+      in_off += rows * p.in_step[r];
+      out_off += rows * p.out_step[r];
+      for (int i = r; i > 0 && idx[i] == p.count[i]; --i) {  // carry into the counters outside
+        idx[i] = 0;
+        in_off += p.in_step[i - 1] - p.count[i] * p.in_step[i];
+        out_off += p.out_step[i - 1] - p.count[i] * p.out_step[i];
+        ++idx[i - 1];
+      }
+    }
+    return;
+  }
   for (int64_t blk = lo; blk < hi; ++blk) {
     if (p.tiled) {
       const int64_t rows = std::min(p.t_rows, p.t_size - idx[p.t_row_counter] * p.t_rows);
