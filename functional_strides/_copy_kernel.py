@@ -15,11 +15,10 @@ intra-op threads (a thread done with its own range takes chunks from the back of
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
 (``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
-threads by runs of storage slots, each window clipped to the run (where the hop divides the
-window into 2 to 4 parts, an addition gives each run of ``hop`` slots the values of all its
-windows in one pass, in row-major order). Additions over contiguous runs take AVX-512 through
-overlapping windows and AVX2 elsewhere where the CPU has them (checked when first called),
-SSE2 otherwise; sets of every other slot take AVX2 too
+threads by runs of storage slots, each window clipped to the run and the windows added row
+by row, in row-major order. Additions over contiguous runs take AVX-512 through overlapping
+windows and AVX2 elsewhere where the CPU has them (checked when first called; whole rows of
+runs a stretch at a time), SSE2 otherwise; sets of every other slot take AVX2 too
 (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole loads of the view, the
 slots between rewritten with what they hold).
 
