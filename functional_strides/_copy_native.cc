@@ -561,7 +561,8 @@ bool HasAvx512() {
 }
 #endif
 
-// The runs of UpdateRunsAvx2 (`windows`: the runs are overlapping windows, Plan::windows).
+// The runs of UpdateRunsAvx2 added by the widest loop that fits them: AVX-512 for overlapping
+// windows (`windows`, Plan::windows), AVX2 for other additions, else the baseline build's.
 template <typename T, typename Op>
 void UpdateRuns(T* view, const T* values, int64_t n, int64_t rows, int64_t view_step, int64_t values_step,
                 bool windows) {
