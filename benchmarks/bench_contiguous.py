@@ -670,7 +670,7 @@ def _meta(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "torch": None if torch is None else torch.__version__,
         "torch_threads": None if torch is None else torch.get_num_threads(),
         "torch_note": None if torch is not None else "PyTorch is not installed: torch column skipped",
-        "machine": f"{platform.machine()} {platform.system()}, {jax.devices()[0].platform}",
+        "machine": machine(),
         "cpu_count": os.cpu_count(),
         "load_average_start": _loadavg(),
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES"),
@@ -679,6 +679,24 @@ def _meta(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "naive_gather": naive_gather.__doc__.splitlines()[0],
         "plain_copy": "jit(jnp.copy) of a dense array with the output's bytes (HLO copy, not elided)",
     }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else ``platform.processor()``), or
+    "unknown CPU": results from two hosts differ by more than their noise."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine() -> str:
+    """``"x86_64 Linux (AMD EPYC), cpu"``: architecture, system, CPU model, JAX's platform."""
+    return f"{platform.machine()} {platform.system()} ({cpu_model()}), {jax.devices()[0].platform}"
 
 
 def _loadavg() -> list[float] | None:

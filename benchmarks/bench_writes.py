@@ -30,7 +30,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shlex
 import statistics
 import sys
@@ -196,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [measure(*case, repeat) for case in cases(args.small)]
     command = "python benchmarks/bench_writes.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     run = {"timestamp": started.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
-           "small": args.small, "repeat": repeat, "machine": f"{platform.machine()} {platform.system()}, "
-           f"{jax.default_backend()}", "cpu_count": os.cpu_count(), "jax": jax.__version__,
+           "small": args.small, "repeat": repeat, "machine": bc.machine(), "cpu_count": os.cpu_count(),
+           "jax": jax.__version__,
            "numpy": np.__version__, "torch": torch.__version__ if torch else None,
            "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "settle_s": SETTLE_S,
            "load_average_start": load_start, "load_average_end": _loadavg()}
