@@ -279,6 +279,24 @@ def test_a_read_whose_kernel_beats_the_rival_is_explained_by_the_runtime_around_
     assert rows[0][header.index("kernel ms")] == "-"
 
 
+def test_every_run_names_its_cpu_model(result, monkeypatch, tmp_path):
+    """The machine of a run names the CPU model (results of two hosts differ by more than
+    their noise): ``/proc/cpuinfo``'s model name, else ``platform.processor()``."""
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    bc = importlib.import_module("bench_contiguous")
+    assert result["meta"]["machine"] == bc.machine()
+    assert f"({bc.cpu_model()})" in bc.machine() and bc.cpu_model()
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n")
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(cpuinfo if path == "/proc/cpuinfo" else path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    assert bc.cpu_model() == "Example CPU 9000"
+
+
 def test_time_columns_reads_the_clock_around_each_sample_only(monkeypatch):
     """``clock``/``clocked``: the clock is read before and after every sample, and a sample
     whose calls advanced it adds its seconds per call to that column's list; columns that
