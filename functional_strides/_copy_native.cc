@@ -511,16 +511,18 @@ inline __attribute__((always_inline)) void UpdateRunBody(T* __restrict view, con
   for (int64_t i = 0; i < n; ++i) view[i] = Op::Apply(view[i], values[i]);
 }
 
+// `rows` runs of n elements, run r at view + r * view_step and values + r * values_step.
 template <typename T, typename Op>
-void UpdateRunBaseline(T* view, const T* values, int64_t n) {
-  UpdateRunBody<T, Op>(view, values, n);
+inline __attribute__((always_inline)) void UpdateRunsBody(T* view, const T* values, int64_t n, int64_t rows,
+                                                          int64_t view_step, int64_t values_step) {
+  for (int64_t r = 0; r < rows; ++r) UpdateRunBody<T, Op>(view + r * view_step, values + r * values_step, n);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// `rows` runs of n elements, run r at view + r * view_step and values + r * values_step, in
-// one call, the run's loop inlined (the attention heads: runs of 64 elements, one per head;
-// overlapping windows: one run per window), compiled for AVX2 (32-byte loads and adds; the
-// baseline build has SSE2's 16) and for AVX-512, taken where the CPU has them (UpdateRuns).
+// The runs in one call, the run's loop inlined (the attention heads: runs of 64 elements, one
+// per head; overlapping windows: one run per window), compiled for AVX2 (32-byte loads and
+// adds; the baseline build has SSE2's 16) and for AVX-512, taken where the CPU has them
+// (UpdateRuns).
 // `+=` through the heads [B,H,T,D] view on two threads: 0.93-0.96x PyTorch's time with the
 // AVX2 loop a stretch of runs at a time, 1.04-1.07x with a call a run, 0.97-1.04x with
 // AVX-512 (one build each, `benchmarks/bench_writes.py`'s heads case, two runs; on an earlier
@@ -535,13 +537,13 @@ void UpdateRunBaseline(T* view, const T* values, int64_t n) {
 template <typename T, typename Op>
 __attribute__((target("avx2"))) void UpdateRunsAvx2(T* view, const T* values, int64_t n, int64_t rows,
                                                     int64_t view_step, int64_t values_step) {
-  for (int64_t r = 0; r < rows; ++r) UpdateRunBody<T, Op>(view + r * view_step, values + r * values_step, n);
+  UpdateRunsBody<T, Op>(view, values, n, rows, view_step, values_step);
 }
 
 template <typename T, typename Op>
 __attribute__((target("avx512f"))) void UpdateRunsAvx512(T* view, const T* values, int64_t n, int64_t rows,
                                                         int64_t view_step, int64_t values_step) {
-  for (int64_t r = 0; r < rows; ++r) UpdateRunBody<T, Op>(view + r * view_step, values + r * values_step, n);
+  UpdateRunsBody<T, Op>(view, values, n, rows, view_step, values_step);
 }
 
 bool HasAvx2() {
@@ -561,7 +563,7 @@ bool HasAvx512() {
 }
 #endif
 
-// The runs of UpdateRunsAvx2 added by the widest loop that fits them: AVX-512 for overlapping
+// The runs of UpdateRunsBody added by the widest loop that fits them: AVX-512 for overlapping
 // windows (`windows`, Plan::windows), AVX2 for other additions, else the baseline build's.
 template <typename T, typename Op>
 void UpdateRuns(T* view, const T* values, int64_t n, int64_t rows, int64_t view_step, int64_t values_step,
@@ -576,7 +578,7 @@ void UpdateRuns(T* view, const T* values, int64_t n, int64_t rows, int64_t view_
     return;
   }
 #endif
-  for (int64_t r = 0; r < rows; ++r) UpdateRunBaseline<T, Op>(view + r * view_step, values + r * values_step, n);
+  UpdateRunsBody<T, Op>(view, values, n, rows, view_step, values_step);
 }
 
 template <typename T, typename Op>
