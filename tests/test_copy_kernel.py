@@ -25,7 +25,7 @@ from strategies import layouts, storage_for
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, materialize, oracle
-from functional_strides._copy_kernel import coalesced
+from functional_strides._copy_kernel import _ffi, coalesced
 
 pytestmark = pytest.mark.usefixtures("_built")
 
@@ -462,6 +462,28 @@ def test_sets_of_every_other_slot_keep_the_slots_between(length, dtype):
         values = rng.integers(100, 200, layout.shape).astype(dtype)
         got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "set")
         np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "set"),
+                                      err_msg=str(layout))
+
+
+@pytest.mark.parametrize("stores", ["cached", "streaming"])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("length", [1, 3, 4, 5, 8, 9, 16, 17, 2049])
+def test_reads_of_every_other_slot(length, dtype, stores):
+    """A read through a stride-2 last dim (``x[::2]``, ``x[::2, ::2]``; 4- and 8-byte elements
+    picked out of whole loads of the view where the CPU has AVX2, streamed from the first
+    aligned group of the output): every length about the group widths, rows forwards and
+    backwards, a storage that ends at the view's last element, stores cached and streamed."""
+    rng = np.random.default_rng(length)
+    row = 2 * length + 6
+    for layout in (Layout((5, length), (row, 2), 1),  # the storage ends at the last element
+                   Layout((4, length), (-row, 2), 3 * row + 2),
+                   Layout((3, 2, length), (4 * length + 8, 2 * length + 4, 2), 3),
+                   Layout((length,), (2,), 1),
+                   Layout((length,), (-2,), 2 * length - 2)):
+        storage = rng.integers(0, 100, layout.required_storage_size).astype(dtype)
+        got = jax.jit(lambda s, lay=layout: _ffi(s, jnp.int32(lay.offset), lay.shape, lay.strides,
+                                                  stores=stores))(jnp.asarray(storage))
+        np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout),
                                       err_msg=str(layout))
 
 
