@@ -605,6 +605,81 @@ def test_the_handlers_run_inside_shard_map():
     assert proc.returncode == 0 and proc.stdout.split() == ["OK"], proc.stdout + proc.stderr
 
 
+# -- the helper threads ------------------------------------------------------------------------
+
+def test_helpers_add_in_the_calling_threads_floating_point_environment():
+    """The helper threads that share a call's chunks take on the calling thread's
+    floating-point environment: XLA:CPU runs with subnormal floats flushed to zero, so an
+    addition of subnormals through the handler (16 MiB: chunks on every thread) gives the
+    zeros of XLA's own scatter on every chunk."""
+    layout = Layout((4096, 1024), (1024, 1))
+    tiny = np.float32(1e-39)
+    storage = np.full(layout.required_storage_size, tiny, np.float32)
+    values = np.full(layout.shape, tiny, np.float32)
+    want = jax.jit(lambda s, v: fs.write(s, layout, v, mode="add", method="scatter"))(storage, values)
+    for _ in range(3):
+        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add")
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_calls_from_several_threads_at_once():
+    """Reads and writes called from four threads at once (each call's work offered to the
+    same helpers, a later call's replacing an earlier one's): every result is the oracle's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    layouts = [Layout((1024, 1024), (1, 1024)), Layout((2045, 1024), (256, 1)),
+               Layout((512, 1024), (4096, 2)), Layout((16, 8, 256, 64), (131072, 64, 512, 1))]
+    cases = []
+    for k, layout in enumerate(layouts):
+        storage = np.arange(layout.required_storage_size, dtype=np.float32) * (k + 1)
+        cases.append((layout, storage, oracle.materialize(storage, layout),
+                      jax.jit(lambda s, lay=layout: materialize(s, lay, method="strided_copy"))))
+    values = -np.ones(layouts[0].shape, np.float32)
+    write = jax.jit(lambda s, v: fs.write(s, layouts[0], v, mode="add", method="strided_copy"))
+    want_write = oracle.scatter(cases[0][1], layouts[0], values, "add")
+    for layout, storage, want, read in cases:
+        read(jnp.asarray(storage)).block_until_ready()
+
+    def work(k):
+        layout, storage, want, read = cases[k % len(cases)]
+        for _ in range(8):
+            np.testing.assert_array_equal(np.asarray(read(jnp.asarray(storage))).reshape(want.shape), want)
+            np.testing.assert_array_equal(np.asarray(write(jnp.asarray(cases[0][1]), jnp.asarray(values))),
+                                          want_write)
+        return k
+
+    with ThreadPoolExecutor(4) as pool:
+        assert sorted(pool.map(work, range(8))) == list(range(8))
+
+
+FORKED = """
+import os, warnings
+warnings.simplefilter("ignore")  # JAX warns of os.fork() in a threaded process
+import jax, jax.numpy as jnp, numpy as np
+from functional_strides import Layout, materialize
+lay = Layout((2048, 2048), (1, 2048))
+x = jnp.arange(lay.required_storage_size, dtype=jnp.float32)
+read = jax.jit(lambda s: materialize(s, lay, method="strided_copy"))
+want = np.arange(lay.required_storage_size, dtype=np.float32).reshape(2048, 2048).T
+assert np.array_equal(np.asarray(read(x)).reshape(2048, 2048), want)  # the helpers have started
+pid = os.fork()
+if pid == 0:
+    ok = all(np.array_equal(np.asarray(read(x)).reshape(2048, 2048), want) for _ in range(5))
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_reads_with_helpers_of_its_own():
+    """A child of ``os.fork()`` after the helpers have started (they are not in the child)
+    reads with a new set of its own."""
+    proc = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 0 and proc.stdout.split() == ["child", "0"], proc.stdout + proc.stderr
+
+
 def test_a_donated_write_updates_the_storage_in_place():
     layout = Layout((1024,), (1024,), 3)  # one column of a 1024x1024 storage
     storage = jnp.arange(1024 * 1024.0)
