@@ -16,7 +16,8 @@ second compiled copy of itself).
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
 ``COPY_*`` constants of ``functional_strides/_lowering.py``, and the "far" table far-apart
-elements (a diagonal, a column); the "rows" table the order the
+elements (a diagonal, a column), the "every_other" table every other element of every other
+row; the "rows" table the order the
 strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
 table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
@@ -425,6 +426,41 @@ def far_table(repeats: int, scale: int) -> None:
                   f"{med['numpy'] * 1e6:9.1f} {med['strided_copy'] / med['structured']:16.2f}")
 
 
+def every_other_table(repeats: int, scale: int) -> None:
+    """Every other element of every other row (``x[::2, ::2]`` of a square float32 or int8
+    matrix), which the ``"auto"`` rule leaves to XLA's strided slice (the ``"structured"``
+    path): the strided copy (4- and 8-byte elements picked out of whole AVX2 loads, other
+    sizes element by element) against it by size, NumPy's copy beside them. Medians of
+    interleaved rounds (``bench_contiguous.time_columns``); storages of at most 2^26 elements
+    (``scale`` divides that bound)."""
+    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
+
+    print("\n=== every other element: the strided copy against XLA's strided slice ===")
+    if not _copy_built():
+        return
+    print(f"  {'layout':<28} {'dtype':<8} {'structured us':>14} {'strided_copy us':>16} {'numpy us':>9} "
+          f"{'copy/structured':>16}")
+    for dtype in ("float32", "int8"):
+        for log2 in (14, 16, 18, 20, 22, 24):
+            n = 2 ** (log2 // 2 + 1)
+            layout = Layout((n // 2, n // 2), (2 * n, 2))
+            if layout.required_storage_size > 2**26 // scale:
+                continue
+            storage = np.arange(layout.required_storage_size).astype(dtype)
+            x = jnp.asarray(storage)
+            cols = {}
+            for m in ("structured", "strided_copy"):
+                read = jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
+                cols[m] = lambda read=read, x=x: read(x).block_until_ready()
+            view = storage.reshape(n, n)[::2, ::2]
+            cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
+            samples, _ = bc.time_columns(cols, repeats)
+            med = {c: statistics.median(v) for c, v in samples.items()}
+            print(f"  {str(layout):<28} {dtype:<8} {med['structured'] * 1e6:14.1f} "
+                  f"{med['strided_copy'] * 1e6:16.1f} {med['numpy'] * 1e6:9.1f} "
+                  f"{med['strided_copy'] / med['structured']:16.2f}")
+
+
 def rows_table(repeats: int, scale: int) -> None:
     """The order the strided copy visits whole contiguous rows in: the dense array's (the
     output written straight through, the storage read a row here and there) against the
@@ -557,8 +593,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", default=None,
-                        choices=["windows", "layouts", "permutes", "copy", "far", "rows", "tiles",
-                                 "stores", "eager"])
+                        choices=["windows", "layouts", "permutes", "copy", "far", "every_other", "rows",
+                                 "tiles", "stores", "eager"])
     args = parser.parse_args()
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
     if args.only in (None, "windows"):
@@ -571,6 +607,8 @@ def main() -> None:
         copy_table(args.repeats, 20 if args.quick else 26)
     if args.only in (None, "far"):
         far_table(max(args.repeats, 15), 4 if args.quick else 1)
+    if args.only in (None, "every_other"):
+        every_other_table(max(args.repeats, 15), 4 if args.quick else 1)
     if args.only in (None, "rows"):
         rows_table(args.repeats, 4 if args.quick else 1)
     if args.only in (None, "tiles"):

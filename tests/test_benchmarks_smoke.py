@@ -229,6 +229,9 @@ def test_a_miss_within_the_call_floor_is_explained_by_it():
     assert note(t, 0.003) is None           # 5 ms of work against numpy's 4 ms: not the floor
     assert note({**t, "ours": 0.0035}, 0.003) is None  # ours is the fastest: no miss
     assert note(t, None) is None
+    assert note({**t, "ours": 0.012}, 0.005) == (    # the floor alone takes numpy's whole call
+        "the call's floor: a jitted call of one element takes 5 ms, no less than numpy's whole call, "
+        "4 ms (ours 12 ms)")
     record = {**_record("run1"), "times_s": t, "min_times_s": t, "floor_s": 0.005}
     miss = next(x for x in report._case_targets("c", record) if x["target"].startswith("c: ours / min"))
     assert miss["met"] is False and miss["limit_note"] == note(t, 0.005)
@@ -334,6 +337,10 @@ def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_t
     assert note({**t, "ours": 0.012}, faults) is None  # ours slower than XLA's copy
     assert note({**t, "numpy": 0.01}, faults) is None  # the rival does not beat that copy
     assert note(t, {**faults, "ours": 10}) is None     # too few faults to matter
+    huge = {**faults, "ours": 33}                      # 64 MiB faulted in through 2 MiB pages
+    assert note(t, huge, 64 * 2**20) == note(t, faults).replace("543 page", "33 page")
+    assert note(t, huge, 2**20) is None                # under one huge page: 33 faults are few
+    assert note(t, {**huge, "ours": 20}, 64 * 2**20) is None  # part of the output only
     assert note(t, None) is None
     record = {**_record("run1"), "times_s": t, "min_times_s": t, "faults_per_call": faults}
     miss = next(x for x in report._case_targets("c", record) if x["target"].startswith("c: ours / min"))
