@@ -27,6 +27,7 @@ outside ``jit`` (strides as operands), the strided copy against the gather it re
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -428,7 +429,7 @@ def far_table(repeats: int, scale: int) -> None:
 
 def every_other_table(repeats: int, scale: int) -> None:
     """Every other element of every other row (``x[::2, ::2]`` of a square float32 or int8
-    matrix), which the ``"auto"`` rule leaves to XLA's strided slice (the ``"structured"``
+    matrix) and of a vector (``x[::2]``), which the ``"auto"`` rule leaves to XLA's strided slice (the ``"structured"``
     path): the strided copy (4- and 8-byte elements picked out of whole AVX2 loads, other
     sizes element by element) against it by size, NumPy's copy beside them. Medians of
     interleaved rounds (``bench_contiguous.time_columns``); storages of at most 2^26 elements
@@ -440,25 +441,26 @@ def every_other_table(repeats: int, scale: int) -> None:
         return
     print(f"  {'layout':<28} {'dtype':<8} {'structured us':>14} {'strided_copy us':>16} {'numpy us':>9} "
           f"{'copy/structured':>16}")
-    for dtype in ("float32", "int8"):
-        for log2 in (14, 16, 18, 20, 22, 24):
-            n = 2 ** (log2 // 2 + 1)
-            layout = Layout((n // 2, n // 2), (2 * n, 2))
-            if layout.required_storage_size > 2**26 // scale:
-                continue
-            storage = np.arange(layout.required_storage_size).astype(dtype)
-            x = jnp.asarray(storage)
-            cols = {}
-            for m in ("structured", "strided_copy"):
-                read = jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
-                cols[m] = lambda read=read, x=x: read(x).block_until_ready()
-            view = storage.reshape(n, n)[::2, ::2]
-            cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
-            samples, _ = bc.time_columns(cols, repeats)
-            med = {c: statistics.median(v) for c, v in samples.items()}
-            print(f"  {str(layout):<28} {dtype:<8} {med['structured'] * 1e6:14.1f} "
-                  f"{med['strided_copy'] * 1e6:16.1f} {med['numpy'] * 1e6:9.1f} "
-                  f"{med['strided_copy'] / med['structured']:16.2f}")
+    for dtype, log2, rank in itertools.product(("float32", "int8"), (14, 16, 18, 20, 22, 24), (2, 1)):
+        n = 2 ** (log2 // 2 + 1)
+        if n * n > 2**26 // scale:
+            continue
+        storage = np.arange(n * n).astype(dtype)
+        if rank == 2:  # x[::2, ::2] of an n x n matrix
+            layout, view = Layout((n // 2, n // 2), (2 * n, 2)), storage.reshape(n, n)[::2, ::2]
+        else:  # x[::2] of half as many elements
+            layout, view = Layout((2**log2,), (2,)), storage[:2**(log2 + 1):2]
+        x = jnp.asarray(storage)
+        cols = {}
+        for m in ("structured", "strided_copy"):
+            read = jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
+            cols[m] = lambda read=read, x=x: read(x).block_until_ready()
+        cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
+        samples, _ = bc.time_columns(cols, repeats)
+        med = {c: statistics.median(v) for c, v in samples.items()}
+        print(f"  {str(layout):<28} {dtype:<8} {med['structured'] * 1e6:14.1f} "
+              f"{med['strided_copy'] * 1e6:16.1f} {med['numpy'] * 1e6:9.1f} "
+              f"{med['strided_copy'] / med['structured']:16.2f}")
 
 
 def rows_table(repeats: int, scale: int) -> None:

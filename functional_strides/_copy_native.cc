@@ -353,12 +353,12 @@ void CopyRun(T* out, const T* in, int64_t n) {
 }
 
 // n elements read from every other slot, out[i] = in[2 * i]: with AVX2, two 32-byte loads
-// of the input give 8 elements of 4 bytes (4 of 8), picked out in registers and stored as
-// one 32-byte group of the output (streamed where `stream`, from the first aligned group), so
-// the input is read by whole vectors rather than an element at a time. A group is taken only
-// where its last slot lies before the view's last element (no load reaches past the view);
-// the rest is read element by element. False where it does not apply (no AVX2, other element
-// sizes): the caller then reads element by element.
+// of the input give 32 elements of 1 byte (16 of 2, 8 of 4, 4 of 8), picked out in registers
+// and stored as one 32-byte group of the output (streamed where `stream`, from the first
+// aligned group), so the input is read by whole vectors rather than an element at a time. A
+// group is taken only where its last slot lies before the view's last element (no load
+// reaches past the view); the rest is read element by element. False where it does not apply
+// (no AVX2, 16-byte elements): the caller then reads element by element.
 template <typename T>
 bool ReadEveryOther(const T*, T*, int64_t, bool) {
   return false;
@@ -403,6 +403,63 @@ __attribute__((target("avx2"))) void ReadEveryOther8(const uint64_t* in, uint64_
     }
   }
   for (; i < n; ++i) dst[i] = src[2 * i];
+}
+
+// 1- and 2-byte elements: the low half of each 2- or 4-byte group of the input, masked and
+// packed (without saturating: the masked values fit) into 32 bytes of the output.
+__attribute__((target("avx2"))) void ReadEveryOther1(const uint8_t* in, uint8_t* out, int64_t n, bool stream) {
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 32 != 0; ++i) out[i] = in[2 * i];
+  }
+  const __m256i low = _mm256_set1_epi16(0x00ff);
+  for (; i + 32 < n; i += 32) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 32));
+    // per 128-bit lane: 8 elements of a, then 8 of b; the lanes' 8-byte halves put in order
+    const __m256i e = _mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+    const __m256i v = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
+    if (stream) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), v);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
+    }
+  }
+  for (; i < n; ++i) out[i] = in[2 * i];
+}
+
+__attribute__((target("avx2"))) void ReadEveryOther2(const uint16_t* in, uint16_t* out, int64_t n, bool stream) {
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 32 != 0; ++i) out[i] = in[2 * i];
+  }
+  const __m256i low = _mm256_set1_epi32(0x0000ffff);
+  for (; i + 16 < n; i += 16) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 16));
+    const __m256i e = _mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+    const __m256i v = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
+    if (stream) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), v);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
+    }
+  }
+  for (; i < n; ++i) out[i] = in[2 * i];
+}
+
+template <>
+bool ReadEveryOther(const uint8_t* in, uint8_t* out, int64_t n, bool stream) {
+  if (!HasAvx2()) return false;
+  ReadEveryOther1(in, out, n, stream);
+  return true;
+}
+
+template <>
+bool ReadEveryOther(const uint16_t* in, uint16_t* out, int64_t n, bool stream) {
+  if (!HasAvx2()) return false;
+  ReadEveryOther2(in, out, n, stream);
+  return true;
 }
 
 template <>

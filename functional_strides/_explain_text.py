@@ -130,12 +130,14 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
                 if c.dims and c.dims[0][1] >= _lowering.COPY_FAR_PAGE else
                 f"{c.numel} >= {_lowering.COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
                 f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})"),
+        "every_other": (f"every other element, {_lowering.COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
+                        f"{_lowering.COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)"),
     }.get(kind, f"{c.numel} elements")
     return path, (f"{what}: one call of the compiled strided copy on CPU (the output written once in "
                   "order, a memcpy per contiguous run, tiles of 64 columns by 64 rows (32 by 32 for "
                   "elements of 8 bytes or more) where the last dim jumps a cache line per element, a "
                   "large permute's output stored past the caches, chunks spread over "
-                  f"XLA's threads); on other platforms, in derivatives "
+                  f"as many threads as XLA's pool has); on other platforms, in derivatives "
                   f"and under vmap {xla}: {_xla_read_reason(layout, n, xla)}")
 
 
@@ -196,7 +198,7 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
         return path, _xla_write_reason(layout, n, mode, path)
     xla = _scatter._plan(layout, n, mode, "auto", "write", copy_kernel=False)
     c = _canonical.canonicalize(layout)
-    windows = (f" (overlapping windows {_dims_text(c.dims)}: split over XLA's threads by runs of storage "
+    windows = (f" (overlapping windows {_dims_text(c.dims)}: split over the threads by runs of storage "
                "slots, each slot's elements in row-major order)" if _scatter._parallel_windows(c) else "")
     return path, (f"{c.numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
                   f"{mode!r}{windows}: one call of the compiled strided write on CPU, which updates the "

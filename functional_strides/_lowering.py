@@ -121,6 +121,18 @@ COPY_FAR_MIN_ELEMENTS = 2**14
 #: of float32).
 COPY_FAR_PAGE_MIN_ELEMENTS = 2**12
 COPY_FAR_PAGE = 1024
+# Every other element (a last dim of stride 2, no permute: x[::2], x[::2, ::2]), which the
+# strided copy picks out of whole AVX2 loads, against XLA's strided slice
+# (benchmarks/lowering_choices.py --only every_other --repeats 30: medians of interleaved
+# rounds, 2-core x86-64; ratios copy / slice, matrices and vectors): float32 1.04-1.16 at 2^14
+# elements, 0.40-0.74 from 2^16 to 2^20, 0.93-1.01 at 2^22 and 2^24; int8 1.09-1.20 at 2^14,
+# 1.00-1.16 at 2^16, 0.27-0.44 from 2^18 to 2^22, 0.91-0.96 at 2^24. In earlier runs of
+# float32 at 2^22 (the benchmark's x[::2, ::2] of 4096^2) the copy took 1.11-1.22x, cached or
+# streamed: there both run at the memory's bandwidth.
+#: A last dim of stride 2: the strided copy from this many elements ...
+COPY_EVERY_OTHER_MIN_ELEMENTS = 2**16
+#: ... up to this many.
+COPY_EVERY_OTHER_MAX_ELEMENTS = 2**20
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -408,17 +420,22 @@ def copy_kind(c: Canonical) -> str | None:
     while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
     innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
     rows that overlap: ``unfold`` frames), ``"far"`` (one dim whose stride jumps at least
-    ``COPY_TILE_JUMP`` elements: a column, a diagonal) or None (stride-0 dims, or none of
-    these)."""
+    ``COPY_TILE_JUMP`` elements: a column, a diagonal), ``"every_other"`` (no permute, the
+    innermost dim of stride 2: ``x[::2]``, ``x[::2, ::2]``) or None (stride-0 dims, or none
+    of these)."""
     if c.broadcast or not c.dims:
         return None
     if len(c.dims) == 1:
+        if c.dims[0][1] == 2:
+            return "every_other"
         return "far" if c.dims[0][1] >= COPY_TILE_JUMP else None
     last = c.dims[c.perm[-1]][1]
     if c.perm != tuple(range(len(c.perm))):
         if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
             return "tiles"
         return "rows" if last == 1 else None
+    if last == 2:
+        return "every_other"
     return "windows" if last == 1 and _rows_overlap(c.dims) else None
 
 
@@ -439,6 +456,8 @@ def _copy_pays(c: Canonical) -> bool:
     if kind == "far":
         return c.numel >= (COPY_FAR_PAGE_MIN_ELEMENTS if c.dims[0][1] >= COPY_FAR_PAGE
                            else COPY_FAR_MIN_ELEMENTS)
+    if kind == "every_other":
+        return COPY_EVERY_OTHER_MIN_ELEMENTS <= c.numel <= COPY_EVERY_OTHER_MAX_ELEMENTS
     return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
             and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
 
@@ -475,8 +494,9 @@ METHODS = READS.methods
 def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
-    ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows or a long run of
-    far-apart elements (a column, a diagonal) that the compiled strided copy reads faster (on
+    ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows, a long run of
+    far-apart elements (a column, a diagonal) or a mid-sized read of every other element
+    (``x[::2, ::2]``) that the compiled strided copy reads faster (on
     CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*`` thresholds), else
     ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
     then), except for a large permute that moves at most

@@ -211,8 +211,11 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     assert ("strided_copy: 262144 >= 131072 elements in overlapping windows of 256 >= 64 contiguous "
             "elements: one call") in frames and "under vmap row_gather:" in frames
     assert ("strided_copy: 262144 >= 1024 elements, mode 'add' (overlapping windows [1024x64, 256x1]: "
-            "split over XLA's threads by runs of storage slots, each slot's elements in row-major order)"
+            "split over the threads by runs of storage slots, each slot's elements in row-major order)"
             ) in frames
+    every_other = " ".join(fs.explain(Layout((512, 512), (2048, 2)), show=False).text.split())
+    assert ("strided_copy: every other element, 65536 <= 262144 <= 1048576 elements (last dim of "
+            "stride 2): one call") in every_other and "under vmap structured:" in every_other
 
 
 def test_large_layouts_stay_within_limits():

@@ -220,8 +220,17 @@ FAR_LAYOUTS = [
     (Layout((2**12,), (4097,)), 4096 * 4096, True),                 # the 4096^2 diagonal: a page apart
     (Layout((2**12,), (1023,)), 2**12 * 1023, False),               # under a page apart: too few
     (Layout((2**11,), (4097,)), 2**11 * 4097, False),               # a page apart, too few
-    (Layout((2**15,), (2,)), 2**16, False),                         # 8 to a line: XLA's slice
     (Layout((2**14,), (15,)), 2**14 * 15, False),                   # under a line apart
+]
+
+EVERY_OTHER_LAYOUTS = [
+    # (layout, storage size, whether "auto" takes the strided copy where it is built)
+    (Layout((2**15,), (2,)), 2**16, False),                         # under 2^16 elements: the call costs more
+    (Layout((2**16,), (2,)), 2**17, True),                          # x[::2] from 2^16 elements
+    (Layout((2**20,), (-2,), 2**21 - 2), 2**21, True),               # reversed, up to 2^20
+    (Layout((1024, 1024), (4096, 2)), 2**22, True),                 # x[::2, ::2] of 2048^2
+    (Layout((2048, 2048), (8192, 2)), 2**24, False),                # of 4096^2: the slice is as fast
+    (Layout((512, 512), (512, 1)), 2**18, False),                   # a plain slice of rows
 ]
 
 
@@ -231,6 +240,21 @@ def test_far_apart_elements_take_the_strided_copy_from_the_measured_size(layout,
     least COPY_FAR_MIN_ELEMENTS elements (COPY_FAR_PAGE_MIN_ELEMENTS a page apart): the strided
     copy where it is built (the "far" table of benchmarks/lowering_choices.py), else XLA's
     strided slice; the values are the oracle's either way."""
+    built = lowering._copy_kernel.native is not None
+    assert lowering.xla_read_plan(layout) == "structured"
+    assert read_plan(layout) == ("strided_copy" if copy and built else "structured")
+    storage = _storage(size)
+    out = jax.jit(lambda s: materialize(s, layout))(jnp.asarray(storage))
+    np.testing.assert_array_equal(np.asarray(out), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize(("layout", "size", "copy"), EVERY_OTHER_LAYOUTS,
+                         ids=[str(c[0]) for c in EVERY_OTHER_LAYOUTS])
+def test_every_other_element_takes_the_strided_copy_in_the_measured_sizes(layout, size, copy):
+    """A last dim of stride 2 without a permute, with ``COPY_EVERY_OTHER_MIN_ELEMENTS`` to
+    ``COPY_EVERY_OTHER_MAX_ELEMENTS`` elements: the strided copy where it is built (the
+    "every_other" table of benchmarks/lowering_choices.py), else XLA's strided slice; the
+    values are the oracle's either way."""
     built = lowering._copy_kernel.native is not None
     assert lowering.xla_read_plan(layout) == "structured"
     assert read_plan(layout) == ("strided_copy" if copy and built else "structured")
