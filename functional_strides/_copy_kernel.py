@@ -8,11 +8,12 @@ jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA 
 handler: the output written once in row-major order, the last dim copied as one run where it
 is contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
 last dim spans at most two tiles, for elements of 8 bytes or more) where the last dim jumps a
-cache line per element and another dim runs through memory, the output of a large permute
-stored past the caches, chunks of the output dealt in one range per thread to the calling thread and helper threads
-of the extension's own, as many in all as XLA's intra-op pool has threads, which spin a while
-between calls before they sleep (a thread done with its own range takes chunks from the back
-of the others').
+cache line per element and another dim runs through memory, every other element (a last dim
+of stride 2) picked out of whole AVX2 loads where the CPU has them, the output of a large
+permute stored past the caches, chunks of the output dealt in one range per thread to the
+calling thread and helper threads of the extension's own, as many in all as XLA's intra-op
+pool has threads, which spin a while between calls before they sleep (a thread done with its
+own range takes chunks from the back of the others').
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated

@@ -12,8 +12,9 @@
 // span, offset + below, is clamped into [0, n - reach], as lax.dynamic_slice clamps.
 //
 // The dense array is visited once, in row-major order within blocks:
-//   * a plain block is the last dim: one copied run when its stride is 1, a fill when 0, else a
-//     strided loop (whole rows along the dim inside taken a stretch at a time);
+//   * a plain block is the last dim: one copied run when its stride is 1, a fill when 0, every
+//     other element picked out of whole AVX2 loads when 2 (ReadEveryOther), else a strided
+//     loop (whole rows along the dim inside taken a stretch at a time);
 //   * a tile block, when the last dim's stride jumps a cache line per element and another
 //     dim runs through memory, is a tile of those two dims: a read's 64 x 64 elements of at
 //     most 4 bytes (16 KiB), else 32 x 32, or up to 128 rows by 32 where the last dim spans
@@ -33,9 +34,10 @@
 // the output (attention heads). Chunks of consecutive blocks (of kChunkBytes' cost at least)
 // are dealt in equal ranges to the calling thread and to helper threads of this module's own
 // (Crew: as many in all as XLA's intra-op pool has threads, spinning a while between calls
-// before they sleep, as OpenMP's workers do): each thread runs its own range front to back (one stretch of the output, whose pages it alone
-// faults in), then takes chunks from the back of the others' ranges, so a thread that starts
-// late or runs slow (a busy virtual CPU) leaves no stretch of work for the end.
+// before they sleep, as OpenMP's workers do): each thread runs its own range front to back
+// (one stretch of the output, whose pages it alone faults in), then takes chunks from the
+// back of the others' ranges, so a thread that starts late or runs slow (a busy virtual CPU)
+// leaves no stretch of work for the end.
 
 #include <algorithm>
 #include <atomic>
@@ -352,6 +354,51 @@ void CopyRun(T* out, const T* in, int64_t n) {
   std::memcpy(out, in, bytes);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The elements at the even slots of two 32-byte loads of the input, a then b (elements of
+// T), as one 32-byte group: 1- and 2-byte elements masked to the low half of each 2- or
+// 4-byte group and packed (without saturating: the masked values fit), 4- and 8-byte ones
+// shuffled; each leaves a's half and b's half interleaved by 128-bit lane, which the
+// permute of 8-byte quarters puts in order.
+template <typename T>
+__attribute__((target("avx2"))) inline __m256i EvenSlots(__m256i a, __m256i b) {
+  __m256i e;
+  if constexpr (sizeof(T) == 1) {
+    const __m256i low = _mm256_set1_epi16(0x00ff);
+    e = _mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+  } else if constexpr (sizeof(T) == 2) {
+    const __m256i low = _mm256_set1_epi32(0x0000ffff);
+    e = _mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
+  } else if constexpr (sizeof(T) == 4) {  // a0 a2 b0 b2 | a4 a6 b4 b6
+    e = _mm256_castps_si256(
+        _mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), _MM_SHUFFLE(2, 0, 2, 0)));
+  } else {  // a0 b0 | a2 b2
+    e = _mm256_castpd_si256(_mm256_unpacklo_pd(_mm256_castsi256_pd(a), _mm256_castsi256_pd(b)));
+  }
+  return _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+template <typename T>
+__attribute__((target("avx2"))) void ReadEveryOtherAvx2(const T* in, T* out, int64_t n, bool stream) {
+  constexpr int64_t kGroup = 32 / sizeof(T);  // elements of one 32-byte group of the output
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 32 != 0; ++i) out[i] = in[2 * i];
+  }
+  for (; i + kGroup < n; i += kGroup) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + kGroup));
+    const __m256i v = EvenSlots<T>(a, b);
+    if (stream) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), v);
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
+    }
+  }
+  for (; i < n; ++i) out[i] = in[2 * i];
+}
+#endif
+
 // n elements read from every other slot, out[i] = in[2 * i]: with AVX2, two 32-byte loads
 // of the input give 32 elements of 1 byte (16 of 2, 8 of 4, 4 of 8), picked out in registers
 // and stored as one 32-byte group of the output (streamed where `stream`, from the first
@@ -360,122 +407,17 @@ void CopyRun(T* out, const T* in, int64_t n) {
 // reaches past the view); the rest is read element by element. False where it does not apply
 // (no AVX2, 16-byte elements): the caller then reads element by element.
 template <typename T>
-bool ReadEveryOther(const T*, T*, int64_t, bool) {
+bool ReadEveryOther(const T* in, T* out, int64_t n, bool stream) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (sizeof(T) <= 8) {
+    if (!HasAvx2()) return false;
+    ReadEveryOtherAvx2(in, out, n, stream);
+    return true;
+  }
+#endif
+  (void)in, (void)out, (void)n, (void)stream;
   return false;
 }
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) void ReadEveryOther4(const uint32_t* in, uint32_t* out, int64_t n, bool stream) {
-  const float* src = reinterpret_cast<const float*>(in);  // bit patterns only: shuffles move bits
-  float* dst = reinterpret_cast<float*>(out);
-  int64_t i = 0;
-  if (stream) {
-    for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 32 != 0; ++i) dst[i] = src[2 * i];
-  }
-  for (; i + 8 < n; i += 8) {
-    const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
-    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
-    const __m256 v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
-    if (stream) {
-      _mm256_stream_ps(dst + i, v);  // a0 a2 a4 a6 b0 b2 b4 b6
-    } else {
-      _mm256_storeu_ps(dst + i, v);
-    }
-  }
-  for (; i < n; ++i) dst[i] = src[2 * i];
-}
-
-__attribute__((target("avx2"))) void ReadEveryOther8(const uint64_t* in, uint64_t* out, int64_t n, bool stream) {
-  const double* src = reinterpret_cast<const double*>(in);
-  double* dst = reinterpret_cast<double*>(out);
-  int64_t i = 0;
-  if (stream) {
-    for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 32 != 0; ++i) dst[i] = src[2 * i];
-  }
-  for (; i + 4 < n; i += 4) {
-    const __m256d a = _mm256_loadu_pd(src + 2 * i), b = _mm256_loadu_pd(src + 2 * i + 4);
-    const __m256d e = _mm256_unpacklo_pd(a, b);  // a0 b0 | a2 b2
-    const __m256d v = _mm256_permute4x64_pd(e, _MM_SHUFFLE(3, 1, 2, 0));  // a0 a2 b0 b2
-    if (stream) {
-      _mm256_stream_pd(dst + i, v);
-    } else {
-      _mm256_storeu_pd(dst + i, v);
-    }
-  }
-  for (; i < n; ++i) dst[i] = src[2 * i];
-}
-
-// 1- and 2-byte elements: the low half of each 2- or 4-byte group of the input, masked and
-// packed (without saturating: the masked values fit) into 32 bytes of the output.
-__attribute__((target("avx2"))) void ReadEveryOther1(const uint8_t* in, uint8_t* out, int64_t n, bool stream) {
-  int64_t i = 0;
-  if (stream) {
-    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 32 != 0; ++i) out[i] = in[2 * i];
-  }
-  const __m256i low = _mm256_set1_epi16(0x00ff);
-  for (; i + 32 < n; i += 32) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 32));
-    // per 128-bit lane: 8 elements of a, then 8 of b; the lanes' 8-byte halves put in order
-    const __m256i e = _mm256_packus_epi16(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
-    const __m256i v = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
-    if (stream) {
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), v);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
-    }
-  }
-  for (; i < n; ++i) out[i] = in[2 * i];
-}
-
-__attribute__((target("avx2"))) void ReadEveryOther2(const uint16_t* in, uint16_t* out, int64_t n, bool stream) {
-  int64_t i = 0;
-  if (stream) {
-    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % 32 != 0; ++i) out[i] = in[2 * i];
-  }
-  const __m256i low = _mm256_set1_epi32(0x0000ffff);
-  for (; i + 16 < n; i += 16) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 2 * i + 16));
-    const __m256i e = _mm256_packus_epi32(_mm256_and_si256(a, low), _mm256_and_si256(b, low));
-    const __m256i v = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
-    if (stream) {
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(out + i), v);
-    } else {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), v);
-    }
-  }
-  for (; i < n; ++i) out[i] = in[2 * i];
-}
-
-template <>
-bool ReadEveryOther(const uint8_t* in, uint8_t* out, int64_t n, bool stream) {
-  if (!HasAvx2()) return false;
-  ReadEveryOther1(in, out, n, stream);
-  return true;
-}
-
-template <>
-bool ReadEveryOther(const uint16_t* in, uint16_t* out, int64_t n, bool stream) {
-  if (!HasAvx2()) return false;
-  ReadEveryOther2(in, out, n, stream);
-  return true;
-}
-
-template <>
-bool ReadEveryOther(const uint32_t* in, uint32_t* out, int64_t n, bool stream) {
-  if (!HasAvx2()) return false;
-  ReadEveryOther4(in, out, n, stream);
-  return true;
-}
-
-template <>
-bool ReadEveryOther(const uint64_t* in, uint64_t* out, int64_t n, bool stream) {
-  if (!HasAvx2()) return false;
-  ReadEveryOther8(in, out, n, stream);
-  return true;
-}
-#endif
 
 template <typename T>
 void PlainBlock(const T* in, T* out, int64_t n, int64_t s, bool stream) {

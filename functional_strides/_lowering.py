@@ -124,11 +124,11 @@ COPY_FAR_PAGE = 1024
 # Every other element (a last dim of stride 2, no permute: x[::2], x[::2, ::2]), which the
 # strided copy picks out of whole AVX2 loads, against XLA's strided slice
 # (benchmarks/lowering_choices.py --only every_other --repeats 30: medians of interleaved
-# rounds, 2-core x86-64; ratios copy / slice, matrices and vectors): float32 1.04-1.16 at 2^14
-# elements, 0.40-0.74 from 2^16 to 2^20, 0.93-1.01 at 2^22 and 2^24; int8 1.09-1.20 at 2^14,
-# 1.00-1.16 at 2^16, 0.27-0.44 from 2^18 to 2^22, 0.91-0.96 at 2^24. In earlier runs of
-# float32 at 2^22 (the benchmark's x[::2, ::2] of 4096^2) the copy took 1.11-1.22x, cached or
-# streamed: there both run at the memory's bandwidth.
+# rounds, 2-core x86-64, matrices and vectors; ratios copy / slice): float32, three runs, 1.04-1.16
+# at 2^14 elements, 0.40-0.74 from 2^16 to 2^20, 0.91-1.01 at 2^22 and 2^24; int8, two runs,
+# 1.09-1.24 at 2^14, 0.97-1.18 at 2^16, 0.27-0.83 from 2^18 to 2^22, 0.86-1.08 at 2^24. In
+# runs before the helper threads, float32 at 2^22 (the benchmark's x[::2, ::2] of 4096^2) took
+# 1.11-1.22x, cached or streamed: from there both move the bytes at the memory's bandwidth.
 #: A last dim of stride 2: the strided copy from this many elements ...
 COPY_EVERY_OTHER_MIN_ELEMENTS = 2**16
 #: ... up to this many.

@@ -234,26 +234,14 @@ EVERY_OTHER_LAYOUTS = [
 ]
 
 
-@pytest.mark.parametrize(("layout", "size", "copy"), FAR_LAYOUTS, ids=[str(c[0]) for c in FAR_LAYOUTS])
-def test_far_apart_elements_take_the_strided_copy_from_the_measured_size(layout, size, copy):
+@pytest.mark.parametrize(("layout", "size", "copy"), FAR_LAYOUTS + EVERY_OTHER_LAYOUTS,
+                         ids=[str(c[0]) for c in FAR_LAYOUTS + EVERY_OTHER_LAYOUTS])
+def test_far_apart_and_every_other_elements_take_the_strided_copy_in_the_measured_sizes(layout, size, copy):
     """One dim whose stride jumps a cache line (COPY_TILE_JUMP elements) or more, with at
-    least COPY_FAR_MIN_ELEMENTS elements (COPY_FAR_PAGE_MIN_ELEMENTS a page apart): the strided
-    copy where it is built (the "far" table of benchmarks/lowering_choices.py), else XLA's
-    strided slice; the values are the oracle's either way."""
-    built = lowering._copy_kernel.native is not None
-    assert lowering.xla_read_plan(layout) == "structured"
-    assert read_plan(layout) == ("strided_copy" if copy and built else "structured")
-    storage = _storage(size)
-    out = jax.jit(lambda s: materialize(s, layout))(jnp.asarray(storage))
-    np.testing.assert_array_equal(np.asarray(out), oracle.materialize(storage, layout))
-
-
-@pytest.mark.parametrize(("layout", "size", "copy"), EVERY_OTHER_LAYOUTS,
-                         ids=[str(c[0]) for c in EVERY_OTHER_LAYOUTS])
-def test_every_other_element_takes_the_strided_copy_in_the_measured_sizes(layout, size, copy):
-    """A last dim of stride 2 without a permute, with ``COPY_EVERY_OTHER_MIN_ELEMENTS`` to
-    ``COPY_EVERY_OTHER_MAX_ELEMENTS`` elements: the strided copy where it is built (the
-    "every_other" table of benchmarks/lowering_choices.py), else XLA's strided slice; the
+    least COPY_FAR_MIN_ELEMENTS elements (COPY_FAR_PAGE_MIN_ELEMENTS a page apart), and a last
+    dim of stride 2 without a permute, with COPY_EVERY_OTHER_MIN_ELEMENTS to
+    COPY_EVERY_OTHER_MAX_ELEMENTS elements: the strided copy where it is built (the "far" and
+    "every_other" tables of benchmarks/lowering_choices.py), else XLA's strided slice; the
     values are the oracle's either way."""
     built = lowering._copy_kernel.native is not None
     assert lowering.xla_read_plan(layout) == "structured"
