@@ -429,9 +429,10 @@ def far_table(repeats: int, scale: int) -> None:
 
 def every_other_table(repeats: int, scale: int) -> None:
     """Every other element of every other row (``x[::2, ::2]`` of a square float32 or int8
-    matrix) and of a vector (``x[::2]``), which the ``"auto"`` rule leaves to XLA's strided slice (the ``"structured"``
-    path): the strided copy (4- and 8-byte elements picked out of whole AVX2 loads, other
-    sizes element by element) against it by size, NumPy's copy beside them. Medians of
+    matrix) and of a vector (``x[::2]``): the strided copy (1- to 8-byte elements picked out of
+    whole AVX2 loads) against XLA's strided slice (the ``"structured"`` path) by size, NumPy's
+    copy beside them: the constants ``COPY_EVERY_OTHER_MIN_ELEMENTS`` and
+    ``COPY_EVERY_OTHER_MAX_ELEMENTS`` of ``functional_strides/_lowering.py``. Medians of
     interleaved rounds (``bench_contiguous.time_columns``); storages of at most 2^26 elements
     (``scale`` divides that bound)."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)

@@ -639,7 +639,7 @@ def test_calls_from_several_threads_at_once():
     values = -np.ones(layouts[0].shape, np.float32)
     write = jax.jit(lambda s, v: fs.write(s, layouts[0], v, mode="add", method="strided_copy"))
     want_write = oracle.scatter(cases[0][1], layouts[0], values, "add")
-    for layout, storage, want, read in cases:
+    for _, storage, _, read in cases:
         read(jnp.asarray(storage)).block_until_ready()
 
     def work(k):
