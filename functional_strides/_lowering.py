@@ -129,6 +129,8 @@ COPY_FAR_PAGE = 1024
 # 1.09-1.24 at 2^14, 0.97-1.18 at 2^16, 0.27-0.83 from 2^18 to 2^22, 0.86-1.08 at 2^24. In
 # runs before the helper threads, float32 at 2^22 (the benchmark's x[::2, ::2] of 4096^2) took
 # 1.11-1.22x, cached or streamed: from there both move the bytes at the memory's bandwidth.
+# Reversed (stride -2, which the strided copy reads element by element), float32, one run:
+# 0.84-1.74x from 2^16 to 2^20: XLA's slice and reverse keep them.
 #: A last dim of stride 2: the strided copy from this many elements ...
 COPY_EVERY_OTHER_MIN_ELEMENTS = 2**16
 #: ... up to this many.
@@ -421,12 +423,13 @@ def copy_kind(c: Canonical) -> str | None:
     innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
     rows that overlap: ``unfold`` frames), ``"far"`` (one dim whose stride jumps at least
     ``COPY_TILE_JUMP`` elements: a column, a diagonal), ``"every_other"`` (no permute, the
-    innermost dim of stride 2: ``x[::2]``, ``x[::2, ::2]``) or None (stride-0 dims, or none
-    of these)."""
+    innermost dim of stride 2, not reversed: ``x[::2]``, ``x[::2, ::2]``) or None (stride-0
+    dims, or none of these)."""
     if c.broadcast or not c.dims:
         return None
+    forwards = not set(c.groups[c.perm[-1]]) & set(c.flipped)  # the user's last dim not reversed
     if len(c.dims) == 1:
-        if c.dims[0][1] == 2:
+        if c.dims[0][1] == 2 and forwards:
             return "every_other"
         return "far" if c.dims[0][1] >= COPY_TILE_JUMP else None
     last = c.dims[c.perm[-1]][1]
@@ -434,7 +437,7 @@ def copy_kind(c: Canonical) -> str | None:
         if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
             return "tiles"
         return "rows" if last == 1 else None
-    if last == 2:
+    if last == 2 and forwards:
         return "every_other"
     return "windows" if last == 1 and _rows_overlap(c.dims) else None
 

@@ -227,7 +227,9 @@ EVERY_OTHER_LAYOUTS = [
     # (layout, storage size, whether "auto" takes the strided copy where it is built)
     (Layout((2**15,), (2,)), 2**16, False),                         # under 2^16 elements: the call costs more
     (Layout((2**16,), (2,)), 2**17, True),                          # x[::2] from 2^16 elements
-    (Layout((2**20,), (-2,), 2**21 - 2), 2**21, True),               # reversed, up to 2^20
+    (Layout((2**20,), (2,)), 2**21, True),                          # up to 2^20
+    (Layout((2**18,), (-2,), 2**19 - 2), 2**19, False),              # reversed: XLA's slice and rev
+    (Layout((512, 512), (2048, -2), 1022), 2**20, False),            # rows reversed, alike
     (Layout((1024, 1024), (4096, 2)), 2**22, True),                 # x[::2, ::2] of 2048^2
     (Layout((2048, 2048), (8192, 2)), 2**24, False),                # of 4096^2: the slice is as fast
     (Layout((512, 512), (512, 1)), 2**18, False),                   # a plain slice of rows
@@ -239,7 +241,7 @@ EVERY_OTHER_LAYOUTS = [
 def test_far_apart_and_every_other_elements_take_the_strided_copy_in_the_measured_sizes(layout, size, copy):
     """One dim whose stride jumps a cache line (COPY_TILE_JUMP elements) or more, with at
     least COPY_FAR_MIN_ELEMENTS elements (COPY_FAR_PAGE_MIN_ELEMENTS a page apart), and a last
-    dim of stride 2 without a permute, with COPY_EVERY_OTHER_MIN_ELEMENTS to
+    dim of stride 2 (not reversed) without a permute, with COPY_EVERY_OTHER_MIN_ELEMENTS to
     COPY_EVERY_OTHER_MAX_ELEMENTS elements: the strided copy where it is built (the "far" and
     "every_other" tables of benchmarks/lowering_choices.py), else XLA's strided slice; the
     values are the oracle's either way."""
