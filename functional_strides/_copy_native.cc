@@ -1007,7 +1007,7 @@ class Crew {
     std::unique_lock<std::mutex> lock(mu_);
     for (; started_ < helpers; ++started_) std::thread([this] { Loop(); }).detach();
     work_ = std::move(work);
-    posted_.store(++offers_, std::memory_order_release);
+    offers_.fetch_add(1, std::memory_order_release);
     const bool sleepers = sleeping_ > 0;
     lock.unlock();
     if (sleepers) cv_.notify_all();
@@ -1020,7 +1020,7 @@ class Crew {
       if (offers_ == seen) {
         lock.unlock();
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kCrewSpinMicros);
-        while (posted_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
+        while (offers_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
           Pause();
         }
         lock.lock();
@@ -1031,16 +1031,14 @@ class Crew {
         }
       }
       seen = offers_;
-      std::shared_ptr<Work> work = work_;
+      std::shared_ptr<Work> work = work_;  // set by the offer that moved offers_ past `seen`
       lock.unlock();
-      if (work) {
-        std::fenv_t own;
-        std::fegetenv(&own);
-        std::fesetenv(&work->fenv);
-        work->Drain();
-        std::fesetenv(&own);
-        work.reset();
-      }
+      std::fenv_t own;
+      std::fegetenv(&own);
+      std::fesetenv(&work->fenv);
+      work->Drain();
+      std::fesetenv(&own);
+      work.reset();
       lock.lock();
     }
   }
@@ -1049,8 +1047,7 @@ class Crew {
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<Work> work_;         // the latest offer (under mu_)
-  uint64_t offers_ = 0;                // offers made (under mu_) ...
-  std::atomic<uint64_t> posted_{0};    // ... and as the spinning helpers read it
+  std::atomic<uint64_t> offers_{0};    // offers made (changed under mu_; read by the spinners)
   int sleeping_ = 0;                   // helpers waiting on cv_ (under mu_)
   int started_ = 0;                    // helpers started (under mu_)
 };
