@@ -1,9 +1,9 @@
 """Build of the optional compiled parts; the rest is in pyproject.toml.
 
-* ``functional_strides._dfs_native`` (C): the exact-overlap search (``_dfs.py`` is the same
-  search in Python).
-* ``functional_strides._copy_native`` (C++17): the strided copy of ``contiguous()`` and the
-  strided write of ``.at[]`` on XLA:CPU, XLA FFI handlers; it compiles against the FFI
+* ``functional_strides._src.core.overlap._dfs_native`` (C): the exact-overlap search
+  (``dfs.py`` beside it is the same search in Python).
+* ``functional_strides._src.native._copy_native`` (C++17): the strided copy of ``contiguous()``
+  and the strided write of ``.at[]`` on XLA:CPU, XLA FFI handlers; it compiles against the FFI
   headers that jaxlib ships (``jaxlib/include``), so jaxlib is a build requirement.
 
 Both are optional (``optional=True``): without a compiler, or without jaxlib's headers, an
@@ -13,6 +13,9 @@ import importlib.util
 import os
 
 from setuptools import Extension, setup
+
+OVERLAP = "functional_strides/_src/core/overlap"
+NATIVE = "functional_strides/_src/native"
 
 
 def _jaxlib_include() -> list[str]:
@@ -24,10 +27,10 @@ def _jaxlib_include() -> list[str]:
 
 
 _include = _jaxlib_include()
-_extensions = [Extension("functional_strides._dfs_native", ["functional_strides/_dfs_native.c"],
+_extensions = [Extension("functional_strides._src.core.overlap._dfs_native", [f"{OVERLAP}/_dfs_native.c"],
                          extra_compile_args=["-O2"], optional=True)]
 if _include:
-    _extensions.append(Extension("functional_strides._copy_native", ["functional_strides/_copy_native.cc"],
+    _extensions.append(Extension("functional_strides._src.native._copy_native", [f"{NATIVE}/copy_native.cc"],
                                  include_dirs=_include, language="c++",
                                  extra_compile_args=["-O3", "-std=c++17", "-fvisibility=hidden"],
                                  optional=True))

@@ -75,7 +75,7 @@ from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._copy_kernel import handler_time  # noqa: E402
+from functional_strides._src.native.copy_kernel import handler_time  # noqa: E402
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))

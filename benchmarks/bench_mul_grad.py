@@ -5,7 +5,7 @@ For each overlapping layout, times in one run, side by side (``jax.jit``, compil
 * ``mul`` and ``add`` forward: ``write(storage, layout, src, mode=...)``;
 * ``mul`` and ``add`` gradient: ``jax.grad`` of the sum of the written storage with respect to
   the storage and ``src`` (``mul`` through an overlapping view takes the product rule of
-  ``functional_strides._product_scatter``: a sort of the slots and a segmented scan);
+  ``functional_strides._src.lowering.product_scatter``: a sort of the slots and a segmented scan);
 * torch: ``scatter_reduce(storage, 0, index, src, "prod", include_self=True)`` forward and
   backward on CPU, for the same indices;
 

@@ -53,7 +53,8 @@ from numpy.lib.stride_tricks import as_strided
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import functional_strides as fs  # noqa: E402
-from functional_strides import Layout, _overlap  # noqa: E402  (_overlap: its answers' cache)
+from functional_strides import Layout  # noqa: E402
+from functional_strides._src.core.overlap import overlap as _overlap  # noqa: E402  (its answers' cache)
 
 DOC_A = Layout((1049, 1049, 1049), (36674, 61119, 85569), 0)
 DOC_B_STRIDES, DOC_BASE = (12223, 12224, 1), 64023025
@@ -238,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
     if np_internal is not None:
         cases += internal_cases(args.small)
-    from functional_strides import _dfs  # which search runs: the compiled one, or Python's
+    # which search runs: the compiled one, or Python's
+    from functional_strides._src.core.overlap import dfs as _dfs
 
     engine = "compiled search (C extension)" if _dfs.native is not None else "pure-Python search"
     header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, {engine}; "

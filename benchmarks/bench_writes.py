@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._copy_kernel import handler_time  # noqa: E402
+from functional_strides._src.native.copy_kernel import handler_time  # noqa: E402
 
 try:
     import torch

@@ -48,8 +48,8 @@ from functional_strides import (  # noqa: E402
     materialize,
     read_plan,
 )
-from functional_strides._canonical import canonicalize, split_windows  # noqa: E402
-from functional_strides._lowering import xla_read_plan  # noqa: E402
+from functional_strides._src.core.canonical import canonicalize, split_windows  # noqa: E402
+from functional_strides._src.lowering.reads import xla_read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
@@ -365,7 +365,7 @@ def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[st
     values."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
 
-    from functional_strides import _copy_kernel
+    from functional_strides._src.native import copy_kernel as _copy_kernel
 
     fns = {v: jax.jit(lambda s, v=v: _copy_kernel._ffi(s, jnp.int32(0), layout.shape, layout.strides,
                                                        **{attribute: v})) for v in values}
@@ -385,7 +385,7 @@ def _copy_column(numel: int) -> dict:
 
 
 def _copy_built() -> bool:
-    from functional_strides import _copy_kernel
+    from functional_strides._src.native import copy_kernel as _copy_kernel
 
     if not _copy_kernel.supports(jnp.float32):
         print("  not measured: the C++ extension is not built")
@@ -566,7 +566,7 @@ def stores_table(repeats: int, scale: int) -> None:
 def eager_table(repeats: int, scale: int) -> None:
     """Reads outside ``jit`` (strides and offset as operands, one program per output shape):
     the strided copy against the gather it replaces on CPU."""
-    from functional_strides import _lowering
+    from functional_strides._src.lowering import reads as _lowering
 
     print("\n=== eager reads: the strided copy with strides as operands against the gather ===")
     if not _lowering._copy_kernel.supports(jnp.float32):

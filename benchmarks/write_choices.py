@@ -34,7 +34,7 @@ from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, index_dtype, internal_overlap_witness, materialize, storage_indices  # noqa: E402
-from functional_strides._overlap import is_monotone  # noqa: E402 - the baseline's sortedness promise
+from functional_strides._src.core.overlap.overlap import is_monotone  # noqa: E402 - the baseline's sortedness promise
 
 _AT = {"set": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
 

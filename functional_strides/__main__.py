@@ -7,7 +7,7 @@ Commands:
   explain LAYOUT [--storage N|RxW] [--view SHAPE] [--width W] [--label coords|order]
           [--png FILE] [--svg FILE] [--color|--no-color]
                      draw a layout written as "(4,3):(20,2)+22" over its storage, with its
-                     facts and lowering plans (functional_strides._explain); exits 2 on a bad
+                     facts and lowering plans (functional_strides._src.explain.explain); exits 2 on a bad
                      layout or option.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from . import demo  # imported on use (it compiles and runs the tasks)
+    from .examples import demo  # imported on use (it compiles and runs the tasks)
 
     return demo.run(out=args.out)
 
@@ -34,8 +34,8 @@ def _shape(text: str) -> tuple[int, ...]:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from ._errors import LayoutError
-    from ._explain import explain
+    from ._src.core.errors import LayoutError
+    from ._src.explain.explain import explain
 
     color = {"always": True, "never": False}.get(args.color)
     try:

@@ -66,10 +66,12 @@ def import_torch() -> ModuleType:
     return torch
 
 
-NATIVE_MISSING = ("the C extension functional_strides._dfs_native is not built (no C compiler when the "
+NATIVE_MISSING = ("the C extension functional_strides._src.core.overlap._dfs_native is not built (no C "
+                  "compiler when the "
                   "package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON is set); build it with "
                   "python -m pip install -e . on a machine with a C compiler")
-COPY_KERNEL_MISSING = ("the C++ extension functional_strides._copy_native is not built (no C++ compiler or "
+COPY_KERNEL_MISSING = ("the C++ extension functional_strides._src.native._copy_native is not built (no C++ "
+                       "compiler or "
                        "no jaxlib headers when the package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON "
                        "is set); build it with python -m pip install -e . on a machine with a C++ compiler")
 # Set to 1 by .ci/run: there a missing extension fails its tests instead of skipping them.
@@ -77,18 +79,18 @@ REQUIRE_NATIVE = "FUNCTIONAL_STRIDES_REQUIRE_NATIVE"
 
 
 def native_search() -> ModuleType:
-    """The compiled overlap search (``functional_strides._dfs.native``), or skip the calling
+    """The compiled overlap search (``functional_strides._src.core.overlap.dfs.native``), or skip the calling
     test with :data:`NATIVE_MISSING`; fail instead when :data:`REQUIRE_NATIVE` is ``1``."""
-    from functional_strides import _dfs
+    from functional_strides._src.core.overlap import dfs as _dfs
 
     return _require(_dfs.native, NATIVE_MISSING)
 
 
 def copy_kernel() -> ModuleType:
-    """The compiled strided copy (``functional_strides._copy_kernel.native``), or skip the
+    """The compiled strided copy (``functional_strides._src.native.copy_kernel.native``), or skip the
     calling test with :data:`COPY_KERNEL_MISSING`; fail instead when :data:`REQUIRE_NATIVE`
     is ``1``."""
-    from functional_strides import _copy_kernel
+    from functional_strides._src.native import copy_kernel as _copy_kernel
 
     return _require(_copy_kernel.native, COPY_KERNEL_MISSING)
 

@@ -1,0 +1,677 @@
+"""Lowering: materialise a ``Layout`` over a 1-D storage as a dense JAX array.
+
+A small compiler from a layout to XLA ops. The layout is first brought to canonical form
+(:mod:`functional_strides._src.core.canonical`: size-1 dims dropped, stride-0 dims set apart, mergeable
+dims merged, dims sorted by stride), then one of these paths reads it:
+
+* ``"structured"`` -- the canonical dims form a strided box: a strided ``slice`` of the
+  storage, a ``reshape`` into rows, a strided ``slice`` per dim (``pad`` first when the last
+  row runs past the storage end). Every composition of slicing, permutation and expansion
+  of a contiguous array takes this path; no ``gather`` is emitted.
+* ``"slices"`` -- overlapping windows (``unfold``): the windows are cut from rows of the
+  storage by a few shifted ``slice`` ops stacked together (or one read per window when there
+  are fewer windows than shifts).
+* ``"row_gather"`` -- a ``gather`` whose slices are whole rows of the inner box
+  (``slice_sizes=(row,)``), then the structured read inside each row.
+* ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
+  ``lax.broadcasted_iota`` (never baked in as constants).
+* ``"strided_copy"`` -- on CPU, one call of a compiled strided copy (an XLA FFI handler,
+  :mod:`functional_strides._src.native.copy_kernel`) for the permutes XLA's ``transpose`` emitter reads
+  slowly; other platforms, derivatives and ``vmap`` take the XLA path ``"auto"`` picks
+  without it.
+
+Each path ends with ``transpose`` to the user's order of dims (a loop over cache-sized
+tiles for large permutes, :mod:`functional_strides._src.lowering.tiled`), ``reshape``,
+``broadcast_in_dim`` for stride-0 dims and ``rev`` for dims of negative stride (the canonical
+form reads them forwards). :func:`plan` tells which path ``"auto"`` takes;
+``materialize(..., method=...)`` forces one.
+
+Inside a user's ``jit``/``vmap``/``grad`` shape and strides are static and take these
+paths. The offset is usually traced there (it is a pytree leaf, so that moving a view never
+recompiles): the view is then read from the window ``lax.dynamic_slice(storage, offset,
+span + 1)`` (:func:`dynamic_window`) with the same plan as at offset 0, so a traced offset
+costs a ``dynamic_slice`` and no gather. Eager use (concrete storage outside ``jit``)
+passes strides and offset as traced int arrays to a program compiled once per (output
+shape, storage shape, dtype), so a new layout of a known shape costs no XLA compile: on CPU
+the strided copy with strides as operands, elsewhere a gather.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..core.canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
+from ..core.errors import LayoutError, StorageError
+from ..core.layout import Layout, check_in_storage, is_traced
+from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
+from ..core.strategies import Need, Strategies, Strategy
+from ..native import copy_kernel as _copy_kernel
+from . import tiled as _tiled
+
+__all__ = ["METHODS", "READS", "dynamic_window", "index_dtype", "materialize", "read_plan", "storage_indices"]
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+# Overlapping windows: whole rows in one gather beat the element gather for rows of a few
+# elements or more that lie apart; the shifted slices never won (benchmarks/lowering_choices.py,
+# table "windows"; docs/performance.md, "Thresholds").
+#: Windows of fewer elements than this read with the element gather.
+ROW_GATHER_MIN_ROW = 8
+#: Windows closer together than this (in storage elements) read with the element gather.
+ROW_GATHER_MIN_STEP = 2
+#: "auto" picks the shifted slices when they cut at most this many slices; 0 turns them off
+#: (no measured case favours them). Forcing ``method="slices"`` still works.
+SLICES_MAX_PIECES = 0
+#: A box whose permute moves at most this many input rows to the innermost dim, the rows a
+#: multiple of ``GATHER_ROWS_APART`` elements apart (NCDHW->NDHWC: all in the same cache sets), is
+#: read by one gather over the view's dims, which XLA:CPU's gather loop runs better than its
+#: transpose or the tile loop there (benchmarks/bench_contiguous.py, case "ncdhw_to_ndhwc").
+GATHER_MAX_ROWS = 32
+GATHER_ROWS_APART = 1024
+# The strided copy on CPU against XLA's best read of the same view: it pays for permutes whose
+# innermost dim jumps a cache line, from a few thousand elements; for permutes of whole rows and
+# overlapping windows only from larger sizes, where its fixed cost is amortised
+# (benchmarks/lowering_choices.py, table "copy").
+#: Permutes read by cache tiles: from this many elements the strided copy takes them ...
+COPY_MIN_ELEMENTS = 2**14
+#: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32).
+COPY_TILE_JUMP = 16
+#: Permutes that keep the innermost dim contiguous, and overlapping windows: from this many
+#: elements ...
+COPY_ROWS_MIN_ELEMENTS = 2**17
+#: ... and rows of at least this many elements.
+COPY_MIN_ROW = 64
+# Far-apart elements (a column, a diagonal): XLA's strided slice reads them on one thread, the
+# strided copy on several; elements a page apart cost a TLB miss each, so they pay earlier
+# (benchmarks/lowering_choices.py, table "far").
+#: One far-apart dim (stride >= ``COPY_TILE_JUMP``): the strided copy from this many elements ...
+COPY_FAR_MIN_ELEMENTS = 2**14
+#: ... or from this many where they lie at least ``COPY_FAR_PAGE`` elements apart (a 4 KiB page
+#: of float32).
+COPY_FAR_PAGE_MIN_ELEMENTS = 2**12
+COPY_FAR_PAGE = 1024
+# Every other element (a last dim of stride 2, no permute: x[::2], x[::2, ::2]), picked out of
+# whole vector loads by the strided copy, beats XLA's strided slice at mid sizes; past them both
+# run at the memory's bandwidth; reversed (stride -2) it reads element by element and XLA keeps
+# them (benchmarks/lowering_choices.py, table "every_other").
+#: A last dim of stride 2: the strided copy from this many elements ...
+COPY_EVERY_OTHER_MIN_ELEMENTS = 2**16
+#: ... up to this many.
+COPY_EVERY_OTHER_MAX_ELEMENTS = 2**20
+
+
+def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
+    """int32 when every storage index fits, else int64 (needs ``jax_enable_x64``).
+
+    The indices are ``offset + sum_d i_d * strides[d]``: the storage's own indices and the
+    layout's (a traced offset counts as 0 here, its span still counts) must fit.
+
+    Args:
+      layout: the layout to read.
+      storage_size: elements in the storage.
+      op: the name used in the error message.
+    Returns:
+      ``np.dtype(np.int32)`` or ``np.dtype(np.int64)``.
+    Raises:
+      StorageError: indices exceed int32 and x64 is disabled.
+    Example:
+      >>> index_dtype(Layout((2, 3), (3, 1)), 6)
+      dtype('int32')
+    """
+    reach = 0 if layout.is_empty else sum((n - 1) * abs(s) for n, s in zip(layout.shape, layout.strides,
+                                                                             strict=True))
+    start = abs(layout.offset) if layout.has_static_offset else 0
+    bound = max(storage_size, start + reach + 1)
+    if bound - 1 <= _INT32_MAX:
+        return np.dtype(np.int32)
+    if jax.config.jax_enable_x64:
+        return np.dtype(np.int64)
+    raise StorageError(
+        f"{op}: layout {layout} over a storage of {storage_size} elements needs storage "
+        f"indices up to {bound - 1}, past int32's {_INT32_MAX}. Enable 64-bit indices with "
+        "jax.config.update('jax_enable_x64', True)."
+    )
+
+
+def storage_indices(shape, strides, offset, dtype) -> jax.Array:
+    """``offset + sum_d iota_d * strides[d]`` of shape ``shape``, built in the graph.
+
+    Args:
+      shape: output shape (static ints).
+      strides: one stride per dim in elements: Python ints (static) or a traced int array.
+      offset: an int or an integer scalar (traced or concrete).
+      dtype: index dtype (``index_dtype``).
+    Returns:
+      An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
+      (The library's reads pass traced offsets through :func:`dynamic_window`, which clamps
+      them in their own width, so ``offset`` always fits ``dtype``.)
+    Raises:
+      Nothing of its own; indices that do not fit ``dtype`` wrap, so pick ``dtype`` with
+      :func:`index_dtype`.
+    Example:
+      >>> fs.storage_indices((2, 3), (1, 2), 1, np.int32).tolist()
+      [[1, 3, 5], [2, 4, 6]]
+      >>> storage = jnp.arange(10.0)
+      >>> storage[fs.storage_indices((2, 3), (1, 2), 1, np.int32)].tolist()   # a strided read
+      [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
+
+    Semantics: ``torch.as_strided(torch.arange(N), shape, strides, offset)`` as an index
+    array, computed from ``iota`` inside the XLA graph (never a baked-in constant).
+    """
+    idx = jnp.zeros(shape, dtype)
+    static = isinstance(strides, tuple)
+    for d in range(len(shape)):
+        if shape[d] <= 1 or (static and strides[d] == 0):
+            continue
+        step = strides[d] if static else strides[d].astype(dtype)
+        idx = idx + lax.broadcasted_iota(dtype, shape, d) * step
+    return idx + jnp.asarray(offset, dtype)
+
+
+# -- building blocks ----------------------------------------------------------------------
+
+def _read_box(x: jax.Array, offset: int, b: Box) -> jax.Array:
+    """Read box ``b`` whose first element is at ``offset`` along the last axis of ``x``
+    (leading axes are batch axes). Returns ``x.shape[:-1] + b.shape``."""
+    batch, n, axis = x.shape[:-1], x.shape[-1], x.ndim - 1
+    if len(b.dims) < 2:  # one element, or one strided slice
+        stop = offset + (b.reach if b.dims else 1)
+        x = lax.slice_in_dim(x, offset, stop, b.pitches[0] if b.dims else 1, axis=axis)
+        return x.reshape((*batch, *b.shape))
+    base, starts = b.origin(offset)
+    rows, pitch = b.dims[0][0] + starts[0], b.pitches[0]
+    first_row = _first_row(n, base, rows, pitch)
+    if first_row is not None:  # the whole storage as rows (a bitcast); the box's rows are sliced last
+        x = x.reshape((*batch, n // pitch, pitch))
+        starts = (starts[0] + first_row, *starts[1:])
+    else:
+        stop = min(n, base + rows * pitch)
+        if (base, stop) != (0, n):
+            x = lax.slice_in_dim(x, base, stop, axis=axis)
+        if stop - base < rows * pitch:  # the last row runs past the storage end: pad its tail
+            pads = [(0, 0, 0)] * len(batch) + [(0, rows * pitch - (stop - base), 0)]
+            x = lax.pad(x, jnp.zeros((), x.dtype), pads)
+        x = x.reshape((*batch, rows, pitch))
+    for p, sub in zip(b.grid, b.pitches[1:], strict=True):
+        if p * sub != x.shape[-1]:  # drop the end of each row that holds no sub-row
+            x = lax.slice_in_dim(x, 0, p * sub, axis=x.ndim - 1)
+        x = x.reshape((*x.shape[:-1], p, sub))
+    x = x.reshape(x.shape[:-1])  # the last pitch is 1
+    limits = tuple(a + (n_ - 1) * t + 1
+                   for a, (n_, _), t in zip(starts, b.dims, b.steps, strict=True))
+    if starts != (0,) * len(starts) or limits != x.shape[len(batch):] or set(b.steps) != {1}:
+        x = lax.slice(x, (0,) * len(batch) + starts, (*batch, *limits), (1,) * len(batch) + b.steps)
+    return x
+
+
+def _to_user(c: Canonical, x: jax.Array, read: Callable[[], jax.Array] | None = None) -> jax.Array:
+    """Canonical-order array -> the user's shape: transpose, reshape, broadcast, reverse.
+    ``read``: a function that computes ``x`` again, for a tile loop to fuse into its steps;
+    without it a permute is XLA's ``transpose`` (a loop would materialise ``x`` first)."""
+    if c.perm == tuple(range(len(c.perm))):
+        return _finish(c, x)
+    rev = _reversed_groups(c)
+    if rev is None:  # a group mixes reversed and forward dims: reverse the user's dims last
+        return _finish(c, _tiled.transpose(x, c.perm, read=read))
+    # lax.transpose, tile by tile for large permutes (each tile reversed where the view is)
+    return _finish(c, _tiled.transpose(x, c.perm, rev, read=read), reversed_=True)
+
+
+def _reversed_groups(c: Canonical) -> tuple[int, ...] | None:
+    """Axes of the transposed canonical array (one per group, in the user's order) whose
+    every user dim is reversed; None when a group has reversed and forward dims. Reversing
+    a group's axis reverses each of its dims (a group is row-major over its dims)."""
+    flipped, axes = set(c.flipped), []
+    for u, a in enumerate(c.perm):
+        inside = [d in flipped for d in c.groups[a]]
+        if all(inside):
+            axes.append(u)
+        elif any(inside):
+            return None
+    return tuple(axes)
+
+
+def _finish(c: Canonical, x: jax.Array, reversed_: bool = False) -> jax.Array:
+    """Array of the groups in user order -> the user's shape (split groups, size-1 and
+    stride-0 dims restored, dims of negative stride reversed unless ``reversed_``: done)."""
+    kept = c.kept
+    if not c.broadcast:
+        x = x.reshape(c.shape)
+    else:
+        x = lax.broadcast_in_dim(x.reshape(tuple(c.shape[d] for d in kept)), c.shape, kept)
+    return lax.rev(x, c.flipped) if c.flipped and not reversed_ else x
+
+
+_DNUMS = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+
+
+def _gather(storage, idx, *, sorted_: bool, unique: bool, mode) -> jax.Array:
+    return lax.gather(storage, idx[..., None], _DNUMS, slice_sizes=(1,), mode=mode,
+                      indices_are_sorted=sorted_, unique_indices=unique)
+
+
+# -- the paths (static layout, static offset) ---------------------------------------------
+
+def _structured(storage: jax.Array, c: Canonical) -> jax.Array:
+    b = box(c.dims)
+
+    def read() -> jax.Array:
+        return _read_box(storage, c.offset, b)
+
+    # A tile loop reads its tiles through read() where that is reshapes and one last slice
+    # (fused into each tile's read); other reads (a slice or pad of the storage first) it would
+    # hoist out of the loop into a temporary as large as the output: XLA's transpose then.
+    return _to_user(c, read(), read if reads_by_reshapes(storage.shape[-1], c.offset, b) else None)
+
+
+def _first_row(n: int, base: int, rows: int, pitch: int) -> int | None:
+    """The box's first row when a storage of ``n`` elements is whole rows of ``pitch`` and the
+    box's ``rows`` rows from storage index ``base`` lie inside it; else None (then the box's
+    span is sliced out of the storage, and padded where its last row runs past the end)."""
+    if n % pitch or base % pitch or base + rows * pitch > n:
+        return None
+    return base // pitch
+
+
+def reads_by_reshapes(n: int, offset: int, b: Box) -> bool:
+    """True when :func:`_read_box` of box ``b`` at ``offset`` in a storage of ``n`` elements
+    is reshapes of the whole storage and one last ``slice`` (no slice or pad before it)."""
+    if len(b.dims) < 2:
+        return False
+    base, starts = b.origin(offset)
+    rows, pitch = b.dims[0][0] + starts[0], b.pitches[0]
+    return _first_row(n, base, rows, pitch) is not None and all(
+        p * sub == above for p, sub, above in zip(b.grid, b.pitches[1:], b.pitches[:-1], strict=True))
+
+
+def _slices(storage: jax.Array, c: Canonical) -> jax.Array:
+    w = split_windows(c.dims)
+    axis = len(w.outer)
+    if w.stacked is not None and (w.shifted is None or w.count <= w.shifts):
+        pieces = [_read_box(storage, c.offset + f * w.step, w.stacked) for f in range(w.count)]
+        return _to_user(c, jnp.stack(pieces, axis=axis))
+    rows = _read_box(storage, c.offset, w.shifted)  # outer + (count + shifts - 1, step)
+    pieces = [lax.slice_in_dim(rows, j, j + w.count, axis=axis) for j in range(w.shifts)]
+    x = jnp.stack(pieces, axis=axis + 1)  # outer + (count, shifts, step)
+    x = x.reshape((*x.shape[:axis], w.count, w.shifts * w.step))
+    return _to_user(c, _read_box(x, 0, box(w.inner)))
+
+
+def _row_gather(storage: jax.Array, c: Canonical) -> jax.Array:
+    k = max(1, inner_box_start(c.dims))
+    outer, inner = Layout(*zip(*c.dims[:k], strict=True)), box(c.dims[k:])
+    row = _row_length(inner, storage.shape[0] - (c.offset + outer.span))
+    starts = storage_indices(outer.shape, outer.strides, c.offset,
+                             index_dtype(c.layout(), storage.shape[0]))
+    dnums = lax.GatherDimensionNumbers(offset_dims=(k,), collapsed_slice_dims=(), start_index_map=(0,))
+    rows = lax.gather(storage, starts[..., None], dnums, slice_sizes=(row,),
+                      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+                      indices_are_sorted=is_monotone(outer), unique_indices=False)
+    return _to_user(c, _read_box(rows, 0, inner))
+
+
+def _row_length(b: Box, room: int) -> int:
+    """Elements to gather per row for box ``b`` (read from offset 0 of the row): its rows
+    from start to end, or ``room`` (what the storage holds past the last row start) when
+    less, in which case ``_read_box`` pads the tail."""
+    if len(b.dims) < 2:
+        return b.reach
+    return min(room, b.dims[0][0] * b.pitches[0])
+
+
+def _read_dims(c: Canonical) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(shape, strides)`` of the dims read, in the user's order: the canonical groups split
+    back into the user's dims (extent >= 2, stride >= 1, reversed dims read forwards)."""
+    shape: list[int] = []
+    strides: list[int] = []
+    for a in c.perm:
+        stride = c.dims[a][1]
+        extents = [c.shape[d] for d in c.groups[a]]
+        for k, n in enumerate(extents):
+            shape.append(n)
+            strides.append(stride * math.prod(extents[k + 1:]))
+    return tuple(shape), tuple(strides)
+
+
+def _few_far_rows(c: Canonical) -> bool:
+    """True when the view is a permute of at least ``TILED_MIN_ELEMENTS`` that moves at most
+    ``GATHER_MAX_ROWS`` rows of the input to the innermost dim, the rows a multiple of
+    ``GATHER_ROWS_APART`` elements apart (NCDHW->NDHWC: 32 channels 2^17 elements apart)."""
+    if c.perm == tuple(range(len(c.perm))) or c.numel < _tiled.TILED_MIN_ELEMENTS:
+        return False
+    blocks = _tiled.blocks(tuple(n for n, _ in c.dims), c.perm)
+    return blocks is not None and blocks[1] <= GATHER_MAX_ROWS and blocks[2] % GATHER_ROWS_APART == 0
+
+
+def _element_gather(storage: jax.Array, c: Canonical) -> jax.Array:
+    # A permute of few rows far apart: indices over the user's own dims, not the merged groups,
+    # which XLA:CPU's gather loop runs better there; elsewhere over the merged groups, which it
+    # runs as well or better (benchmarks/bench_contiguous.py, cases "ncdhw_to_ndhwc" and
+    # "nchw_to_nhwc").
+    if _few_far_rows(c):
+        shape, strides = _read_dims(c)
+    else:
+        shape, strides = tuple(n for n, _ in c.user_dims), tuple(s for _, s in c.user_dims)
+    user = Layout(shape, strides, c.offset)
+    idx = storage_indices(user.shape, user.strides, c.offset, index_dtype(user, storage.shape[0]))
+    x = _gather(storage, idx, sorted_=is_monotone(user), unique=is_non_overlapping_sufficient(user),
+                mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    return _finish(c, x)
+
+
+def _applies_structured(c: Canonical, need: Need) -> bool:
+    return box(c.dims) is not None
+
+
+def _applies_slices(c: Canonical, need: Need) -> bool:
+    w = None if box(c.dims) is not None else split_windows(c.dims)
+    return w is not None and (w.shifted is not None or w.stacked is not None)
+
+
+def _slice_pieces(c: Canonical) -> int:
+    w = split_windows(c.dims)
+    counts = [w.shifts] if w.shifted is not None else []
+    counts += [w.count] if w.stacked is not None else []
+    return min(counts)
+
+
+def _applies_strided_copy(c: Canonical, need: Need) -> bool:
+    return need.copy_kernel and _copy_kernel.native is not None
+
+
+def copy_kind(c: Canonical) -> str | None:
+    """How the strided copy would read canonical form ``c``, for the ``"auto"`` rule:
+    ``"tiles"`` (a permute whose innermost dim jumps at least ``COPY_TILE_JUMP`` elements,
+    while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
+    innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
+    rows that overlap: ``unfold`` frames), ``"far"`` (one dim whose stride jumps at least
+    ``COPY_TILE_JUMP`` elements: a column, a diagonal), ``"every_other"`` (no permute, the
+    innermost dim of stride 2, not reversed: ``x[::2]``, ``x[::2, ::2]``) or None (stride-0
+    dims, or none of these)."""
+    if c.broadcast or not c.dims:
+        return None
+    forwards = not set(c.groups[c.perm[-1]]) & set(c.flipped)  # the user's last dim not reversed
+    if len(c.dims) == 1:
+        if c.dims[0][1] == 2 and forwards:
+            return "every_other"
+        return "far" if c.dims[0][1] >= COPY_TILE_JUMP else None
+    last = c.dims[c.perm[-1]][1]
+    if c.perm != tuple(range(len(c.perm))):
+        if last >= COPY_TILE_JUMP and c.dims[-1][1] == 1:
+            return "tiles"
+        return "rows" if last == 1 else None
+    if last == 2 and forwards:
+        return "every_other"
+    return "windows" if last == 1 and _rows_overlap(c.dims) else None
+
+
+def _rows_overlap(dims) -> bool:
+    """Some dim steps by less than the span of the dims inside it (its rows share slots)."""
+    span = 1
+    for n, s in reversed(dims):
+        if s < span:
+            return True
+        span += (n - 1) * s
+    return False
+
+
+def _copy_pays(c: Canonical) -> bool:
+    kind = copy_kind(c)
+    if kind == "tiles":
+        return c.numel >= COPY_MIN_ELEMENTS
+    if kind == "far":
+        return c.numel >= (COPY_FAR_PAGE_MIN_ELEMENTS if c.dims[0][1] >= COPY_FAR_PAGE
+                           else COPY_FAR_MIN_ELEMENTS)
+    if kind == "every_other":
+        return COPY_EVERY_OTHER_MIN_ELEMENTS <= c.numel <= COPY_EVERY_OTHER_MAX_ELEMENTS
+    return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
+            and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
+
+
+def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
+    if ok["strided_copy"] and _copy_pays(c):
+        return "strided_copy"
+    if ok["structured"]:
+        return "gather" if _few_far_rows(c) else "structured"
+    if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
+        return "slices"
+    k = max(1, inner_box_start(c.dims))
+    row, step = box(c.dims[k:]).reach, c.dims[k - 1][1]
+    if row >= ROW_GATHER_MIN_ROW and step >= ROW_GATHER_MIN_STEP:
+        return "row_gather"
+    return "gather"
+
+
+#: The read strategies, in order, and the rule "auto" follows (see :func:`read_plan`).
+READS = Strategies("materialize", (
+    Strategy("structured", _applies_structured, _structured),
+    Strategy("slices", _applies_slices, _slices),
+    Strategy("row_gather", lambda c, need: len(c.dims) >= 2, _row_gather),
+    Strategy("gather", lambda c, need: True, _element_gather),
+    # lowered by _lower from the layout itself (the handler takes the user's dims)
+    Strategy("strided_copy", _applies_strided_copy, None),
+), _auto)
+
+
+#: Lowering paths accepted by ``materialize(..., method=...)``: ``"auto"`` and each strategy.
+METHODS = READS.methods
+
+
+def read_plan(layout: Layout, method: str = "auto") -> str:
+    """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
+
+    ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows, a long run of
+    far-apart elements (a column, a diagonal) or a mid-sized read of every other element
+    (``x[::2, ::2]``) that the compiled strided copy reads faster (on
+    CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*`` thresholds), else
+    ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
+    then), except for a large permute that moves at most
+    ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
+    innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping
+    windows it takes ``"slices"`` when at most ``SLICES_MAX_PIECES`` slices cover them, else
+    ``"row_gather"`` when the windows hold at least ``ROW_GATHER_MIN_ROW`` elements and lie at
+    least ``ROW_GATHER_MIN_STEP`` apart, else ``"gather"`` (thresholds measured by
+    ``benchmarks/lowering_choices.py``). Where ``"strided_copy"`` is planned, other
+    platforms, derivatives and ``vmap`` take the XLA strategy ``"auto"`` picks without it. Writes
+    are planned by :func:`functional_strides.write_plan`, with the same skeleton.
+
+    Args:
+      layout: the layout to read; with a traced offset the path is that of the same layout
+        at its lowest offset, read from a ``dynamic_slice`` of the storage
+        (:func:`dynamic_window`).
+      method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
+    Returns:
+      ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``,
+      ``"gather"`` or ``"strided_copy"``.
+    Raises:
+      LayoutError: ``method`` is unknown, or does not apply to ``layout``.
+    Example:
+      >>> read_plan(Layout((4, 4), (1, 4))), read_plan(Layout((7, 1024), (256, 1)))
+      ('structured', 'row_gather')
+      >>> read_plan(Layout((3, 3), (2, 3)))
+      'gather'
+
+    Semantics: no PyTorch or NumPy counterpart (they copy with one strided loop); the
+    choice ``jax.numpy`` would make is always a gather.
+    """
+    return _plan(layout, method, Need())
+
+
+def _plan(layout: Layout, method: str, need: Need) -> str:
+    # a traced offset is read through dynamic_window: planned as the view at its lowest offset
+    if not layout.has_static_offset:
+        layout = Layout(layout.shape, layout.strides, -layout.low_reach)
+    return READS.plan(layout, method, need)
+
+
+def xla_read_plan(layout: Layout) -> str:
+    """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
+    strided copy): on platforms other than CPU, in derivatives, under ``vmap``, and for
+    sharded storages that XLA's partitioner splits."""
+    return _plan(layout, "auto", Need(copy_kernel=False))
+
+
+def _check_span(layout: Layout, n: int) -> int:
+    """Elements a view with a traced offset spans (``span + 1``); ``StorageError`` when a
+    storage of ``n`` elements cannot hold them at any offset."""
+    reach = layout.span + 1
+    if reach > n:
+        raise StorageError(
+            f"materialize: layout {layout} spans {reach} storage elements (sum((size-1)*stride) + 1), "
+            f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
+            "pass a larger storage.")
+    return reach
+
+
+def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.Array, Layout]:
+    """The part of ``storage`` that a layout with a traced offset addresses, as static data.
+
+    Shape and strides are static, so the span of the view is too: the view lies in the
+    ``span + 1`` elements from its lowest index (its offset plus ``sum((n-1)*s for s < 0)``,
+    which is the offset itself without negative strides). That start is clamped into ``[0,
+    n - span - 1]`` (as ``lax.dynamic_slice`` clamps), so the window always lies in the
+    storage; inside it the view starts at index 0 and every static lowering path applies.
+
+    Args:
+      storage: 1-D array of ``n`` elements.
+      layout: a non-empty layout whose offset is an integer scalar (traced or not).
+    Returns:
+      ``(start, window, local)``: the clamped start (index dtype), the window
+      ``storage[start : start + span + 1]`` and ``layout`` at offset ``-sum((n-1)*s for s <
+      0)`` (0 without negative strides) in it.
+    Raises:
+      StorageError: the view spans more elements than the storage holds (no offset fits),
+        or its indices exceed int32 while ``jax_enable_x64`` is off.
+    """
+    n = storage.shape[0]
+    reach = _check_span(layout, n)
+    dtype = index_dtype(layout, n)
+    below = layout.low_reach
+    local = Layout(layout.shape, layout.strides, -below)
+    if reach == n:  # the view spans the whole storage: 0 is the only offset that fits
+        return jnp.zeros((), dtype), storage, local
+    # clamp the offset in its own width into the offsets that fit, then narrow (the clamped
+    # value lies in [0, n)) and add `below`: an int64 offset past int32, or an int32 one within
+    # |below| of its minimum, must neither wrap nor overflow
+    start = jnp.clip(jnp.asarray(layout.offset), -below, n - reach - below).astype(dtype) + below
+    return start, lax.dynamic_slice(storage, (start,), (reach,)), local
+
+
+def _lower(storage: jax.Array, layout: Layout, method: str, copy_kernel: bool = True) -> jax.Array:
+    path = _plan(layout, method, Need(copy_kernel=copy_kernel))
+    if path == "empty":
+        return jnp.zeros(layout.shape, storage.dtype)
+    dtype = index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
+    if path == "strided_copy":
+        if not _copy_kernel.supports(storage.dtype):  # packed sub-byte types: XLA's read
+            if method == "strided_copy":
+                raise LayoutError(
+                    f"materialize: method='strided_copy' copies whole elements of 1, 2, 4, 8 or 16 bytes, "
+                    f"not {storage.dtype}; use method='auto'.")
+            return _lower_xla(storage, layout)
+        if layout.has_static_offset:
+            check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
+        else:
+            _check_span(layout, storage.shape[0])
+        return _copy_kernel.read(storage, layout, _lower_xla, dtype)
+    if not layout.has_static_offset:
+        _, storage, layout = dynamic_window(storage, layout)
+    check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
+    return READS.lower(path)(storage, canonicalize(layout))
+
+
+def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
+    """The ``"auto"`` read among the XLA strategies (other platforms, derivatives, ``vmap``)."""
+    return _lower(storage, layout, "auto", copy_kernel=False)
+
+
+@functools.partial(jax.jit, static_argnames=("layout", "method"))
+def _jit_lower(storage, *, layout, method):
+    return _lower(storage, layout, method)
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _eager_gather(storage, strides, offset, *, shape):
+    return _gather_at(storage, strides, offset, shape)
+
+
+def _gather_at(storage, strides, offset, shape):
+    """One gather of the elements of ``shape`` at ``offset`` + strides (traced arrays)."""
+    idx = storage_indices(shape, strides, offset, strides.dtype)
+    return _gather(storage, idx, sorted_=False, unique=False,
+                   mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _eager_copy(storage, strides, offset, *, shape):
+    return _copy_kernel.read_operands(storage, strides, offset, shape,
+                                      lambda s, t, o: _gather_at(s, t, o, shape))
+
+
+@functools.partial(jax.jit, static_argnames=("shape",))
+def _eager_slice(storage, offset, *, shape):
+    flat = lax.dynamic_slice(storage, (offset,), (math.prod(shape),))
+    return flat.reshape(shape)
+
+
+def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> jax.Array:
+    """Dense row-major array of shape ``layout.shape``: ``out[i] = storage[layout(*i)]``.
+
+    Args:
+      storage: 1-D array of any dtype holding at least ``layout.required_storage_size``
+        elements.
+      layout: the view to read (strides and offset in elements). A traced offset cannot be
+        checked at trace time: it is clamped into ``[0, storage size - span - 1]``, as
+        ``lax.dynamic_slice`` clamps (:func:`dynamic_window`); shape and strides are still
+        checked (a view longer than the storage raises).
+      method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
+        ``"slices"``, ``"row_gather"``, ``"gather"``, ``"strided_copy"`` (CPU; other platforms
+        read by XLA ops) to force a path. Outside ``jit``,
+        ``"auto"`` uses a program compiled once per output shape (no compile per layout:
+        on CPU the strided copy with strides as operands, elsewhere a gather),
+        while a forced method compiles once per layout.
+    Returns:
+      A ``jax.Array`` of shape ``layout.shape`` and ``storage.dtype``.
+    Raises:
+      StorageError: the layout addresses past the storage end (static offset), or the
+        storage's indices exceed int32 while ``jax_enable_x64`` is off (on every path, so
+        that whether a program runs never depends on which lowering was picked).
+      LayoutError: ``method`` is unknown or does not apply to the layout (``"strided_copy"``
+        where the extension is not built, or for a packed sub-byte dtype such as ``int4``).
+    Example:
+      >>> import jax.numpy as jnp
+      >>> materialize(jnp.arange(6), Layout((3, 2), (1, 3))).tolist()
+      [[0, 3], [1, 4], [2, 5]]
+
+    Semantics: ``torch.Tensor.contiguous()`` of ``torch.as_strided(storage, shape, strides,
+    offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides.
+    """
+    READS.check_method(method)
+    if is_traced(storage) or is_traced(layout.offset):
+        return _lower(storage, layout, method)
+    n = storage.shape[0]
+    if not layout.has_static_offset:  # a concrete array scalar: read its value
+        layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
+    if method != "auto":
+        return _jit_lower(storage, layout=layout, method=method)
+    if layout.is_empty:
+        return jnp.zeros(layout.shape, storage.dtype)
+    check_in_storage("materialize", layout.shape, layout.strides, layout.offset, n)
+    dtype = index_dtype(layout, n)
+    offset = np.asarray(layout.offset, dtype)
+    if layout.is_contiguous():
+        return _eager_slice(storage, offset, shape=layout.shape)
+    # a size-1 dim's stride never reaches storage (and may not fit the index dtype)
+    live = [s if n > 1 else 0 for n, s in zip(layout.shape, layout.strides, strict=False)]
+    strides = np.asarray(live, dtype).reshape(len(layout.shape))
+    if _copy_kernel.supports(storage.dtype):  # on CPU the strided copy, elsewhere the gather
+        return _eager_copy(storage, strides, offset, shape=layout.shape)
+    return _eager_gather(storage, strides, offset, shape=layout.shape)

@@ -1,0 +1,348 @@
+"""The ``"strided_copy"`` read and write: a view materialised by one strided copy on XLA:CPU,
+or written through by one strided write.
+
+XLA has no strided copy: a permute is its ``transpose`` emitter, which walks the output in
+order and reads the input a cache line per element, and a tile loop written in XLA ops runs
+on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
+jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
+handler: the output written once in row-major order, the last dim copied as one run where it
+is contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
+last dim spans at most two tiles, for elements of 8 bytes or more) where the last dim jumps a
+cache line per element and another dim runs through memory, every other element (a last dim
+of stride 2) picked out of whole AVX2 loads where the CPU has them, the output of a large
+permute stored past the caches, chunks of the output dealt in one range per thread to the
+calling thread and helper threads of the extension's own, as many in all as XLA's intra-op
+pool has threads, which spin a while between calls before they sleep (a thread done with its
+own range takes chunks from the back of the others').
+
+The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
+32/64-bit integers), updating only the view's slots, in place where the storage is donated
+(``input_output_aliases``); overlapping windows (overlap-add of frames) are split across
+threads by runs of storage slots, each window clipped to the run and the windows added row
+by row, in row-major order. Additions over contiguous runs take AVX-512 through overlapping
+windows and AVX2 elsewhere where the CPU has them (checked when first called; whole rows of
+runs a stretch at a time), SSE2 otherwise; sets of every other slot take AVX2 too
+(``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole loads of the view, the
+slots between rewritten with what they hold).
+
+In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
+(``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a
+read is linear in the storage), and under ``vmap`` the XLA lowering runs, vmapped
+(``jax.custom_batching.custom_vmap``), since XLA's partitioner can split a batched program
+of XLA ops across devices along the batch but not a custom call. The offset is an operand,
+clamped like ``lax.dynamic_slice`` clamps (:func:`functional_strides._src.lowering.reads.dynamic_window`),
+so a traced offset costs no window copy.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from types import ModuleType
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..core.layout import Layout
+
+__all__ = ["OPERANDS_TARGET", "TARGET", "WRITE_TARGET", "coalesced", "native", "read", "read_operands",
+           "supports", "supports_write", "write"]
+
+#: The FFI target names the handlers are registered under (platform ``"cpu"``).
+TARGET = "functional_strides_strided_copy"
+OPERANDS_TARGET = "functional_strides_strided_copy_operands"
+WRITE_TARGET = "functional_strides_strided_write"
+
+#: Element sizes (bytes) the handler copies.
+ITEMSIZES = (1, 2, 4, 8, 16)
+
+
+def _load_native() -> ModuleType | None:
+    """The extension with its handler registered, or None when it is not built or
+    ``FUNCTIONAL_STRIDES_PURE_PYTHON`` is set (the XLA lowering then reads every view)."""
+    if os.environ.get("FUNCTIONAL_STRIDES_PURE_PYTHON"):
+        return None
+    try:
+        from . import _copy_native
+    except ImportError:
+        return None
+    jax.ffi.register_ffi_target(TARGET, _copy_native.strided_copy(), platform="cpu")
+    jax.ffi.register_ffi_target(OPERANDS_TARGET, _copy_native.strided_copy_operands(), platform="cpu")
+    jax.ffi.register_ffi_target(WRITE_TARGET, _copy_native.strided_write(), platform="cpu")
+    return _copy_native
+
+
+native = _load_native()
+
+
+def handler_time() -> tuple[int, float] | None:
+    """``(calls, seconds)``: the calls of the strided copy and write handlers in this process
+    and the time spent inside them (steady clock), or None when the extension is not built.
+    Benchmarks read it before and after a call to tell the handler's own time from the
+    runtime's around it (dispatch, argument handling)."""
+    return None if native is None else native.handler_time()
+
+
+def supports(dtype) -> bool:
+    """Whether the handler is built and copies elements of ``dtype``: 1, 2, 4, 8 or 16 whole
+    bytes (not the packed sub-byte types such as ``int4``)."""
+    dtype = np.dtype(dtype)
+    if jnp.issubdtype(dtype, jnp.integer):
+        bits = jnp.iinfo(dtype).bits
+    elif jnp.issubdtype(dtype, jnp.floating):
+        bits = jnp.finfo(dtype).bits
+    else:
+        bits = dtype.itemsize * 8
+    return native is not None and dtype.itemsize in ITEMSIZES and bits == dtype.itemsize * 8
+
+
+#: The write handler's ``mode`` attribute for ``"set"`` (any dtype :func:`supports`) and for
+#: ``"add"`` by the dtypes it adds (the integers as unsigned ones of their width, which wrap
+#: as two's complement does).
+_WRITE_MODES = {"set": 0}
+_ADD_MODES = {"float32": 1, "float64": 2, "int32": 3, "uint32": 3, "int64": 4, "uint64": 4}
+
+
+def supports_write(dtype, mode: str) -> bool:
+    """Whether the write handler is built and writes ``mode`` (``"set"``, or ``"add"`` of
+    float32, float64 and 32- or 64-bit integers) into a storage of ``dtype``."""
+    if mode == "set":
+        return supports(dtype)
+    return mode == "add" and native is not None and np.dtype(dtype).name in _ADD_MODES
+
+
+def _write_mode(dtype, mode: str) -> int:
+    return _WRITE_MODES[mode] if mode == "set" else _ADD_MODES[np.dtype(dtype).name]
+
+
+def coalesced(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``(sizes, strides)`` of a view with its size-1 dims dropped and each dim merged into
+    the one before it where the two run as one (``stride[k] == stride[k+1] * size[k+1]``),
+    in the user's order: the same elements in the same row-major order.
+
+    >>> coalesced((2, 1, 3, 4), (12, 99, 4, 1))
+    ((24,), (1,))
+    >>> coalesced((4, 4), (1, 4))
+    ((4, 4), (1, 4))
+    """
+    sizes: list[int] = []
+    out: list[int] = []
+    for n, s in zip(shape, strides, strict=True):
+        if n == 1:
+            continue
+        if sizes and out[-1] == s * n:
+            sizes[-1] *= n
+            out[-1] = s
+        else:
+            sizes.append(n)
+            out.append(s)
+    return tuple(sizes), tuple(out)
+
+
+def _varying(aval) -> frozenset:
+    """The manual mesh axes a value varies over (inside ``jax.shard_map``; empty elsewhere)."""
+    return getattr(getattr(aval, "mat", None), "varying", frozenset())
+
+
+def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
+    """The operands made to vary over the same manual mesh axes, the union of theirs, and the
+    keyword that gives an FFI call's result that type: inside ``jax.shard_map`` (which checks
+    what varies over which axis) a custom call takes operands that vary alike and returns
+    what its operands vary over, as XLA's own ops do."""
+    if not hasattr(jax, "typeof"):  # a JAX that tracks no varying axes
+        return operands, {}
+    axes = frozenset().union(*(_varying(jax.typeof(x)) for x in operands))
+    if not axes:
+        return operands, {}
+    out = tuple(x if _varying(jax.typeof(x)) == axes
+                else lax.pcast(x, tuple(sorted(axes - _varying(jax.typeof(x)), key=str)), to="varying")
+                for x in operands)
+    aval = jax.typeof(out[0])
+    return out, {"sharding": jax.sharding.NamedSharding(aval.sharding.mesh, jax.sharding.PartitionSpec()),
+                 "manual_axis_type": aval.mat}
+
+
+#: The read handler's ``order`` attribute: the order it visits blocks of the output in.
+#: ``"auto"`` is the dense array's, or the storage's for whole contiguous rows where that
+#: writes at most 32 runs of the output at once (attention heads); the others force one
+#: (``benchmarks/lowering_choices.py --only rows`` times both). Under ``"storage"`` a
+#: permute's cache tiles also run down the running dim rather than along the last.
+ORDERS = {"auto": 0, "dense": 1, "storage": 2}
+
+#: The read handler's ``tiles`` attribute: the shape of its cache tiles, 32x32 (``"short"``),
+#: up to 128 rows by 32 (``"tall"``, 16 KiB) or 64x64 (``"wide"``, for elements of at most 4
+#: bytes; wider ones take 32x32). ``"auto"`` is wide where it fits, else tall where the last
+#: dim spans at most two tiles of 32 columns, else short; the others force one
+#: (``benchmarks/lowering_choices.py --only tiles``).
+TILES = {"auto": 0, "short": 1, "tall": 2, "wide": 3}
+
+#: The read handler's ``stores`` attribute: how it stores the output, through the caches
+#: (``"cached"``) or past them (``"streaming"``: no line of the output is read before it is
+#: written). ``"auto"`` streams a permute's output from 8 MiB (tiles, or whole rows that a
+#: permute moves), where every run it stores is a cache line or more
+#: (``benchmarks/lowering_choices.py --only stores``).
+STORES = {"auto": 0, "cached": 1, "streaming": 2}
+
+
+def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+         strides: tuple[int, ...], order: str = "auto", tiles: str = "auto",
+         stores: str = "auto") -> jax.Array:
+    (storage, offset), kind = _alike(storage, offset)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))
+    return call(storage, offset, **_view_attrs(shape, strides), order=np.int64(ORDERS[order]),
+                tiles=np.int64(TILES[tiles]), stores=np.int64(STORES[stores]))
+
+
+def _unbatched(call: Callable[..., jax.Array],
+               fallback: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    """``call`` where no ``vmap`` is applied to it; under ``vmap``, ``fallback`` vmapped.
+
+    A batched program is one XLA's partitioner may split across devices along the batch
+    (a batched storage sharded by items): it can split XLA's own ops there, but would gather
+    every operand of a custom call onto each device."""
+    @jax.custom_batching.custom_vmap
+    def run(*args):
+        return call(*args)
+
+    @run.def_vmap
+    def _batched(axis_size, in_batched, *args):
+        axes = tuple(0 if b else None for b in in_batched)
+        return jax.vmap(fallback, in_axes=axes, axis_size=axis_size)(*args), True
+
+    return run
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
+def _read(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...], strides: tuple[int, ...],
+          fallback: Callable[[jax.Array, Layout], jax.Array]) -> jax.Array:
+    def xla(s, o):
+        return fallback(s, Layout(shape, strides, o))
+
+    return lax.platform_dependent(
+        storage, offset, cpu=_unbatched(lambda s, o: _ffi(s, o, shape, strides), xla), default=xla)
+
+
+@_read.defjvp
+def _read_jvp(shape, strides, fallback, primals, tangents):
+    storage, offset = primals
+    t_storage, _ = tangents
+    tangent = fallback(t_storage, Layout(shape, strides, offset))  # linear in the storage
+    return _read(storage, offset, shape, strides, fallback), tangent
+
+
+def _view_attrs(shape: tuple[int, ...], strides: tuple[int, ...]) -> dict:
+    sizes, steps = coalesced(shape, strides)
+    below = sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
+    reach = sum((n - 1) * abs(s) for n, s in zip(shape, strides, strict=True)) + 1
+    return {"sizes": np.asarray(sizes, np.int64), "strides": np.asarray(steps, np.int64),
+            "below": np.int64(below), "reach": np.int64(reach)}
+
+
+def _offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
+    """The offset operand: an int32 or int64 offset as it is (the handler clamps it in int64),
+    another integer clamped in its own width into the offsets that fit, then narrowed."""
+    offset = jnp.asarray(layout.offset)
+    if offset.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        below = layout.low_reach
+        offset = jnp.clip(offset, -below, n - layout.span - 1 - below).astype(offset_dtype)
+    return offset
+
+
+def _write_ffi(storage, values, offset, shape, strides, mode, serial):
+    (storage, values, offset), kind = _alike(storage, values, offset)
+    call = jax.ffi.ffi_call(WRITE_TARGET, jax.ShapeDtypeStruct(storage.shape, storage.dtype, **kind),
+                            input_output_aliases={0: 0})
+    return call(storage, values, offset, **_view_attrs(shape, strides),
+                mode=np.int64(_write_mode(storage.dtype, mode)), serial=serial)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4, 5, 6, 7))
+def _write(storage, values, offset, shape, strides, mode, serial, fallback):
+    def xla(s, v, o):
+        return fallback(s, Layout(shape, strides, o), v)
+
+    return lax.platform_dependent(
+        storage, values, offset,
+        cpu=_unbatched(lambda s, v, o: _write_ffi(s, v, o, shape, strides, mode, serial), xla), default=xla)
+
+
+@_write.defjvp
+def _write_jvp(shape, strides, mode, serial, fallback, primals, tangents):
+    storage, values, offset = primals
+    t_storage, t_values, _ = tangents
+    _, tangent = jax.jvp(lambda s, v: fallback(s, Layout(shape, strides, offset), v),
+                         (storage, values), (t_storage, t_values))
+    return _write(storage, values, offset, shape, strides, mode, serial, fallback), tangent
+
+
+def write(storage: jax.Array, layout: Layout, values: jax.Array, mode: str, overlapping: bool,
+          fallback: Callable[[jax.Array, Layout, jax.Array], jax.Array], offset_dtype) -> jax.Array:
+    """``storage`` with ``values`` set or added through ``layout`` by the strided-write
+    handler on CPU, in place where the storage's buffer is donated.
+
+    Args:
+      storage: 1-D array of ``n`` elements; ``supports_write(storage.dtype, mode)``.
+      layout: a non-empty view spanning at most ``n`` elements; a traced offset is clamped
+        as :func:`read` clamps it.
+      values: the values, broadcastable to ``layout.shape``, of the storage's dtype.
+      mode: ``"set"`` or ``"add"``.
+      overlapping: whether elements of the view share slots: the handler then writes in
+        row-major order (the last element wins a ``"set"``, additions arrive in that order),
+        on one thread unless the view is overlapping windows (dims ``(count, length):(step,
+        1)``, ``0 < step < length``), which it splits by runs of storage slots.
+      fallback: ``fallback(storage, layout, values)``, the XLA write, for other platforms
+        and for the derivative.
+      offset_dtype: as for :func:`read`.
+    Returns:
+      The new storage (aliased to ``storage``'s buffer: XLA copies it first unless donated).
+    """
+    values = jnp.broadcast_to(values, layout.shape)
+    return _write(storage, values, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
+                  tuple(layout.strides), mode, overlapping, fallback)
+
+
+def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layout], jax.Array],
+         offset_dtype) -> jax.Array:
+    """``out[i] = storage[layout(*i)]`` by the strided-copy handler on CPU.
+
+    Args:
+      storage: 1-D array of ``n`` elements whose dtype :func:`supports`.
+      layout: a non-empty view (strides and offset in elements) spanning at most ``n``
+        elements; a static offset is checked by the caller, a traced one is clamped into
+        ``[0, n - span - 1]`` at its lowest index (as ``lax.dynamic_slice`` clamps).
+      fallback: ``fallback(storage, layout)``, the XLA lowering, for other platforms and
+        for the derivative.
+      offset_dtype: the index dtype (int32, or int64 past int32) an offset that is not an
+        int32 or int64 array already is clamped and passed in (an int64 offset is not
+        narrowed, so that one past int32 clamps instead of wrapping).
+    Returns:
+      The dense row-major array of shape ``layout.shape`` and the storage's dtype.
+    """
+    return _read(storage, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
+                 tuple(layout.strides), fallback)
+
+
+def read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+                  fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array]) -> jax.Array:
+    """The read with strides and offset as operands (outside ``jit``: one program per output
+    shape serves every layout of that shape), by the strided-copy handler on CPU.
+
+    Args:
+      storage: 1-D array whose dtype :func:`supports`; the view must lie in it (checked by
+        the caller: the offset is clamped at its lowest index as :func:`read` clamps it).
+      strides: int32 or int64 array of ``len(shape)`` strides, in elements.
+      offset: int32 or int64 scalar, in elements.
+      shape: the view's shape (static), without a zero extent.
+      fallback: ``fallback(storage, strides, offset)``, the gather of the same elements, on
+        other platforms.
+    Returns:
+      The dense row-major array of ``shape`` and the storage's dtype.
+    """
+    def ffi(s, t, o):
+        (s, o, t), kind = _alike(s, o, t)
+        return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype, **kind))(s, o, t)
+
+    return lax.platform_dependent(storage, strides, offset, cpu=ffi, default=fallback)
