@@ -29,7 +29,6 @@ REPO = TESTS.parent
 # fresh clone runs them; test_seed_cases.py checks the copy against the original when a
 # ``shared/`` folder sits beside the checkout.
 SEED_EXAMPLES = TESTS / "data" / "seed_examples.json"
-SHARED_SEED_EXAMPLES = REPO.parent / "shared" / "cases" / "seed_examples.json"
 
 PARITY_INSTALL = 'python -m pip install -e ".[test,parity]"'
 TORCH_MISSING = (f"PyTorch is not installed; the parity tests need it: {PARITY_INSTALL} "
@@ -66,14 +65,31 @@ def import_torch() -> ModuleType:
     return torch
 
 
+PYCUTE_MISSING = ("pycute is not installed (CUTLASS's Python CuTe, in the nvidia-cutlass wheel); the "
+                  'differential tests need it: python -m pip install -e ".[cute-test]"')
+# Set to 1 by .ci/run: there a missing pycute fails the differential tests instead of skipping them.
+REQUIRE_PYCUTE = "FUNCTIONAL_STRIDES_REQUIRE_PYCUTE"
+
+
+def import_pycute() -> ModuleType:
+    """``import pycute``, or skip the calling module with :data:`PYCUTE_MISSING`; when the
+    environment variable :data:`REQUIRE_PYCUTE` is ``1`` (as in CI), fail instead."""
+    if os.environ.get(REQUIRE_PYCUTE) != "1":
+        return pytest.importorskip("pycute", reason=PYCUTE_MISSING)
+    try:
+        import pycute
+    except ImportError as exc:
+        pytest.fail(f"{REQUIRE_PYCUTE}=1 but pycute does not import ({exc}). {PYCUTE_MISSING}", pytrace=False)
+    return pycute
+
+
 NATIVE_MISSING = ("the C extension functional_strides._src.core.overlap._dfs_native is not built (no C "
-                  "compiler when the "
-                  "package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON is set); build it with "
-                  "python -m pip install -e . on a machine with a C compiler")
+                  "compiler when the package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON is set); "
+                  "build it with python -m pip install -e . on a machine with a C compiler")
 COPY_KERNEL_MISSING = ("the C++ extension functional_strides._src.native._copy_native is not built (no C++ "
-                       "compiler or "
-                       "no jaxlib headers when the package was installed, or FUNCTIONAL_STRIDES_PURE_PYTHON "
-                       "is set); build it with python -m pip install -e . on a machine with a C++ compiler")
+                       "compiler or no jaxlib headers when the package was installed, or "
+                       "FUNCTIONAL_STRIDES_PURE_PYTHON is set); build it with python -m pip install -e . on "
+                       "a machine with a C++ compiler")
 # Set to 1 by .ci/run: there a missing extension fails its tests instead of skipping them.
 REQUIRE_NATIVE = "FUNCTIONAL_STRIDES_REQUIRE_NATIVE"
 

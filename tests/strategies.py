@@ -29,8 +29,10 @@ import functional_strides as fs
 from functional_strides import Layout, LayoutError, StorageError, views
 
 __all__ = [
+    "OPS",
     "OP_NAMES",
     "Op",
+    "OpSpec",
     "apply_to_layout",
     "expand_shapes",
     "getitem_keys",
@@ -46,7 +48,8 @@ __all__ = [
 MAX_RANK = 4
 MAX_EXTENT = 5
 
-#: Every view op drawn by :func:`ops` (method names of ``torch.Tensor`` and ``StridedArray``).
+#: Every view op drawn by :func:`ops` (method names of ``torch.Tensor`` and ``StridedArray``), in
+#: the order of the per-op table :data:`OPS`.
 OP_NAMES = (
     "as_strided", "view", "reshape", "flatten", "unflatten", "contiguous", "permute",
     "transpose", "t", "T", "mT", "movedim", "squeeze", "unsqueeze", "expand", "expand_as",
@@ -358,7 +361,7 @@ def ops(draw, shape: tuple[int, ...], name: str | None = None, *, storage_size: 
     shape = tuple(shape)
     name = name or draw(st.sampled_from(OP_NAMES))
     r = len(shape)
-    draw_args = _ARGS[name]
+    draw_args = OPS[name].args
     args = draw_args(draw, shape, r, storage_size) if draw_args else ()
     star = name in _STAR_OK and len(args[0]) > 0 and draw(st.booleans())
     pick = draw(st.integers(0, 7)) if name in _MULTI else 0
@@ -500,17 +503,123 @@ def _args_getitem(draw, shape, r, storage_size):
     return (draw(getitem_keys(shape)),)
 
 
-_ARGS = {
-    "as_strided": _args_as_strided, "view": _args_view, "reshape": _args_view,
-    "flatten": _args_flatten, "unflatten": _args_unflatten, "contiguous": None,
-    "permute": _args_permute, "transpose": _args_transpose, "t": None, "T": None, "mT": None,
-    "movedim": _args_movedim, "squeeze": _args_squeeze, "unsqueeze": _args_unsqueeze,
-    "expand": _args_expand, "expand_as": _args_expand_as, "broadcast_to": _args_expand,
-    "narrow": _args_narrow, "select": _args_select, "unfold": _args_unfold,
-    "diagonal": _args_diagonal, "split": _args_split, "chunk": _args_chunk,
-    "unbind": _args_unbind, "getitem": _args_getitem,
+# -- NumPy's own result of each op, on the dense array (the oracle leg's reference) -------------
+def _axis(d: int, ndim: int) -> int:
+    return d % max(ndim, 1)
+
+
+def _dims_tuple(dims: Any) -> tuple[Any, ...]:
+    return tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+
+
+def _np_reshape(op: Op, a: np.ndarray) -> Any:
+    return a.reshape(op.args[0])
+
+
+def _np_flatten(op: Op, a: np.ndarray) -> Any:
+    nd = a.ndim
+    s, e = (_axis(d, nd) for d in (op.args or (0, -1)))
+    if nd == 0:
+        return a.reshape(1)
+    return a.reshape(*a.shape[:s], math.prod(a.shape[s:e + 1]), *a.shape[e + 1:])
+
+
+def _np_unflatten(op: Op, a: np.ndarray) -> Any:
+    d = _axis(op.args[0], a.ndim)
+    known = math.prod(n for n in op.args[1] if n != -1)
+    sizes = [a.shape[d] // known if n == -1 else n for n in op.args[1]]
+    return a.reshape(*a.shape[:d], *sizes, *a.shape[d + 1:])
+
+
+def _np_squeeze(op: Op, a: np.ndarray) -> Any:
+    nd = a.ndim
+    dims = range(nd) if not op.args else _dims_tuple(op.args[0])
+    return np.squeeze(a, axis=tuple(d for d in dims if nd and a.shape[d] == 1))
+
+
+def _np_expand(op: Op, a: np.ndarray) -> Any:
+    target = list(op.args[0])
+    for i in range(1, a.ndim + 1):
+        if target[-i] == -1:
+            target[-i] = a.shape[-i]
+    return np.broadcast_to(a, target)
+
+
+def _np_narrow(op: Op, a: np.ndarray) -> Any:
+    d, length = _axis(op.args[0], a.ndim), op.args[2]
+    start = op.args[1] + a.shape[d] if op.args[1] < 0 else op.args[1]
+    return a[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def _np_unfold(op: Op, a: np.ndarray) -> Any:
+    d, size, step = _axis(op.args[0], a.ndim), op.args[1], op.args[2]
+    if a.ndim == 0:
+        return a.reshape(1)[:size]
+    windows = np.lib.stride_tricks.sliding_window_view(a, size, axis=d)
+    return windows[(slice(None),) * d + (slice(None, None, step),)]
+
+
+def _np_split(op: Op, a: np.ndarray) -> Any:
+    d = _axis(op.args[1], a.ndim)
+    n = a.shape[d]
+    if op.name == "chunk":
+        size = -(-n // op.args[0])
+        sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0] * op.args[0]
+    elif isinstance(op.args[0], list):
+        sizes = op.args[0]
+    else:
+        sizes = [min(op.args[0], n - i) for i in range(0, n, op.args[0])] if n else [0]
+    return np.split(a, np.cumsum(sizes)[:-1], axis=d)
+
+
+def _np_unbind(op: Op, a: np.ndarray) -> Any:
+    d = _axis(op.args[0], a.ndim)
+    return [np.take(a, i, axis=d) for i in range(a.shape[d])]
+
+
+@dataclasses.dataclass(frozen=True)
+class OpSpec:
+    """One row of :data:`OPS`: how to draw an op's arguments for a shape, and NumPy's own
+    result of the op on the dense array (``None``: NumPy has no counterpart, as for
+    ``as_strided``'s element strides). The PyTorch leg applies the op by its method name
+    (:meth:`Op.apply`), so a row needs nothing for it."""
+
+    args: Any
+    numpy: Any
+
+
+#: The per-op table: every view op the tests draw (method names of ``torch.Tensor`` and
+#: ``StridedArray``), its argument drawer and its NumPy reference. The oracle tests
+#: (``tests/core/test_views.py``), the PyTorch parity tests (``tests/array/test_torch_parity.py``)
+#: and the chains of both iterate over it.
+OPS: dict[str, OpSpec] = {
+    "as_strided": OpSpec(_args_as_strided, None),
+    "view": OpSpec(_args_view, _np_reshape),
+    "reshape": OpSpec(_args_view, _np_reshape),
+    "flatten": OpSpec(_args_flatten, _np_flatten),
+    "unflatten": OpSpec(_args_unflatten, _np_unflatten),
+    "contiguous": OpSpec(None, lambda op, a: a),
+    "permute": OpSpec(_args_permute, lambda op, a: np.transpose(a, op.args[0])),
+    "transpose": OpSpec(_args_transpose, lambda op, a: np.swapaxes(a, *op.args) if a.ndim else a),
+    "t": OpSpec(None, lambda op, a: a.T),
+    "T": OpSpec(None, lambda op, a: np.transpose(a)),
+    "mT": OpSpec(None, lambda op, a: np.swapaxes(a, -1, -2) if a.ndim else a),
+    "movedim": OpSpec(_args_movedim, lambda op, a: np.moveaxis(a, op.args[0], op.args[1]) if a.ndim else a),
+    "squeeze": OpSpec(_args_squeeze, _np_squeeze),
+    "unsqueeze": OpSpec(_args_unsqueeze, lambda op, a: np.expand_dims(a, op.args[0])),
+    "expand": OpSpec(_args_expand, _np_expand),
+    "expand_as": OpSpec(_args_expand_as, _np_expand),
+    "broadcast_to": OpSpec(_args_expand, _np_expand),
+    "narrow": OpSpec(_args_narrow, _np_narrow),
+    "select": OpSpec(_args_select, lambda op, a: np.take(a, op.args[1], axis=_axis(op.args[0], a.ndim))),
+    "unfold": OpSpec(_args_unfold, _np_unfold),
+    "diagonal": OpSpec(_args_diagonal, lambda op, a: np.diagonal(a, *op.args)),
+    "split": OpSpec(_args_split, _np_split),
+    "chunk": OpSpec(_args_chunk, _np_split),
+    "unbind": OpSpec(_args_unbind, _np_unbind),
+    "getitem": OpSpec(_args_getitem, lambda op, a: a[op.args[0]]),
 }
-assert set(_ARGS) == set(OP_NAMES)
+assert tuple(OPS) == OP_NAMES
 
 
 # -- layout-level application (for drawing chains) ------------------------------------------

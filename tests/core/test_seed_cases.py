@@ -1,5 +1,5 @@
-"""Worked examples with verified values: ``tests/data/seed_examples.json`` (a copy of
-``shared/cases/seed_examples.json``, checked byte for byte when that file sits beside the checkout).
+"""Worked examples with verified values: ``tests/data/seed_examples.json`` (the verified copy
+of the project's seed examples, its SHA-256 recorded beside it).
 
 Each case gives a 1-D storage (``{"arange": N}`` or explicit ``values`` with a ``dtype``), a
 chain of ops with PyTorch-style keyword arguments, the layout after every op (``steps``)
@@ -8,12 +8,13 @@ and either the final values (row-major) or the error raised at ``at_step``.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import SEED_EXAMPLES, SHARED_SEED_EXAMPLES, seed_cases
+from _support import SEED_EXAMPLES, seed_cases
 
 import functional_strides as fs
 from functional_strides import LayoutError, StridedArray
@@ -81,14 +82,15 @@ def test_every_op_in_the_cases_is_dispatched() -> None:
     assert used <= set(_DISPATCH), used - set(_DISPATCH)
 
 
-def test_seed_examples_are_a_byte_identical_copy_of_the_shared_file() -> None:
-    if not SHARED_SEED_EXAMPLES.is_file():
-        pytest.skip(f"no shared/ folder beside the checkout ({SHARED_SEED_EXAMPLES} does not exist), "
-                    f"so the copy {SEED_EXAMPLES} has nothing to be compared with")
-    ours, theirs = SEED_EXAMPLES.read_bytes(), SHARED_SEED_EXAMPLES.read_bytes()
-    assert ours == theirs, (
-        f"{SEED_EXAMPLES} ({len(ours)} bytes) differs from {SHARED_SEED_EXAMPLES} ({len(theirs)} bytes); "
-        f"copy it again: cp {SHARED_SEED_EXAMPLES} {SEED_EXAMPLES}")
+def test_seed_examples_are_the_verified_copy() -> None:
+    """The data file is byte for byte the copy whose values were verified: its SHA-256 is
+    recorded beside it (``seed_examples.json.sha256``, written when the copy was taken), so an
+    edit to the data is caught in a clone that has nothing else to compare with."""
+    recorded = SEED_EXAMPLES.with_name(SEED_EXAMPLES.name + ".sha256").read_text().split()[0]
+    digest = hashlib.sha256(SEED_EXAMPLES.read_bytes()).hexdigest()
+    assert digest == recorded, (
+        f"{SEED_EXAMPLES} has SHA-256 {digest}, not the recorded {recorded}: the verified examples "
+        "were edited; restore the file (git checkout) or record a newly verified copy's digest")
 
 
 def test_seed_examples_parse_and_have_unique_ids() -> None:

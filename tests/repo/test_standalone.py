@@ -84,10 +84,10 @@ def _torch_imports(path) -> list[str]:
 
 
 def test_every_torch_import_goes_through_the_helper():
-    offenders = [hit for path in sorted(TESTS.glob("*.py")) if path.name != "_support.py"
+    offenders = [hit for path in sorted(TESTS.rglob("*.py")) if path.name != "_support.py"
                  for hit in _torch_imports(path)]
     assert not offenders, f"import torch with _support.import_torch() (its skip names the extra): {offenders}"
-    users = [p.name for p in TESTS.glob("test_*.py") if "import_torch()" in p.read_text()]
+    users = [p.name for p in TESTS.rglob("test_*.py") if "import_torch()" in p.read_text()]
     assert len(users) >= 5, users  # the parity tests are still wired to the helper
 
 
@@ -100,8 +100,10 @@ def test_parity_extra_pins_torch():
 
 def test_ci_installs_the_parity_extra_and_requires_torch():
     script = (REPO / ".ci" / "run").read_text()
-    assert re.search(r'pip install --quiet -e "\.\[test,parity(,\w+)*\]"', script)
+    assert re.search(r'pip install --quiet -e "\.\[test,parity(,[\w-]+)*\]"', script)
+    assert re.search(r'pip install --quiet -e "\.\[[\w,-]*\bcute-test\b[\w,-]*\]"', script)
     assert f"export {REQUIRE_TORCH}=1" in script
+    assert "export FUNCTIONAL_STRIDES_REQUIRE_PYCUTE=1" in script
     assert 'python -c "import torch' in script
     # an install or import failure must stop the script: it runs with errexit and exits 1
     assert "set -euo pipefail" in script and script.count("exit 1") >= 2

@@ -81,6 +81,8 @@ def view_dtype_layout(layout: Layout, old: Any, new: Any) -> Layout:
     offset in elements of each dtype.
 
     Raises:
+      LayoutTypeError: either dtype is a sub-byte one (``int4``, ``uint4``, ``float4_e2m1fn``,
+        ...), whose elements are not whole bytes.
       ViewError: the itemsizes differ and the rank is 0, the last stride is not 1, or
         (larger itemsize) the last size, the offset or another stride is not divisible by
         the ratio; the offset is traced (its divisibility cannot be checked).
@@ -92,6 +94,14 @@ def view_dtype_layout(layout: Layout, old: Any, new: Any) -> Layout:
 
     Semantics: ``torch.Tensor.view(dtype)`` (ATen ``view_dtype``)."""
     old, new = np.dtype(old), np.dtype(new)
+    for dtype in (old, new):
+        bits = jax.dtypes.itemsize_bits(dtype)
+        if bits < 8:
+            raise LayoutTypeError(
+                f"view: {dtype.name} is a sub-byte dtype ({bits} bits an element), and a dtype view "
+                f"reads whole bytes (viewing {old.name} as {new.name}, layout {layout}); PyTorch has no "
+                "such view either. Convert the values instead (jnp.asarray(x).astype(...)), or keep "
+                "the storage's dtype.")
     a, b = old.itemsize, new.itemsize
     if a == b:
         return layout

@@ -166,16 +166,30 @@ def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: 
 
 # -- values: user order -> canonical order ---------------------------------------------------
 
+#: Modes whose contributions to one slot round differently in another order: through stride-0
+#: dims they are not combined ahead (every path adds or multiplies them into the stored value one
+#: by one, in the view's row-major order, as the oracle does), so only the element scatter and
+#: the strided write, which take them in that order, apply there.
+ORDERED_MODES = ("add", "mul")
+
+
+def _folds_broadcast(c: Canonical, need: Need) -> bool:
+    """Whether the view's stride-0 dims carry contributions that must reach the storage one by
+    one (an add or multiply through an ``expand``)."""
+    return bool(c.broadcast) and need.mode in ORDERED_MODES
+
+
 def _combine_broadcast(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
     """Values over the read dims in the user's order (extents >= 2): stride-0 dims combined
-    with the mode (``"set"``: their last index, the row-major winner), size-1 dims dropped."""
+    with the mode (``"set"``: their last index, the row-major winner; ``"min"``/``"max"``:
+    their extreme, which no order changes), size-1 dims dropped. Adds and multiplies through
+    stride-0 dims never come here (:func:`_folds_broadcast`)."""
     axes = c.broadcast
     if axes and mode == "set":
         values = values[tuple(-1 if d in axes else slice(None) for d in range(values.ndim))]
     elif axes:
-        reduce = {"add": jnp.sum, "mul": jnp.prod, "min": jnp.min, "max": jnp.max}[mode]
-        kw = {"dtype": values.dtype} if mode in ("add", "mul") else {}
-        values = reduce(values, axis=axes, **kw)
+        assert mode not in ORDERED_MODES, mode
+        values = {"min": jnp.min, "max": jnp.max}[mode](values, axis=axes)
     return values.reshape(tuple(c.shape[d] for d in c.kept))
 
 
@@ -253,19 +267,32 @@ def _block_grid(dims, offset: int, n: int):
 
 def _identity(mode: str, dtype: Any) -> jax.Array:
     """``e`` with ``combine(x, e) == x`` for every ``x`` (``-0.0`` for a float add keeps a
-    stored ``-0.0``)."""
+    stored ``-0.0``; ``min``/``max`` of a float format without infinities take its largest or
+    lowest finite value). JAX's kinds, not NumPy's: bfloat16, the float8/float4 formats and the
+    sub-byte integers are ``ml_dtypes`` types, whose NumPy kind is ``"V"``."""
     dtype = np.dtype(dtype)
-    big = {"min": 1, "max": -1}.get(mode)
     if mode == "add":
-        value = complex(-0.0, -0.0) if dtype.kind == "c" else (-0.0 if dtype.kind == "f" else 0)
+        if jnp.issubdtype(dtype, jnp.complexfloating):
+            value: Any = complex(-0.0, -0.0)
+        else:
+            value = -0.0 if jnp.issubdtype(dtype, jnp.floating) else 0
     elif mode == "mul":
         value = 1
-    elif dtype.kind == "b":
+    elif dtype == np.bool_:
         value = mode == "min"
-    elif dtype.kind in "iu":
-        value = np.iinfo(dtype).max if mode == "min" else np.iinfo(dtype).min
+    elif jnp.issubdtype(dtype, jnp.integer):
+        info = jnp.iinfo(dtype)
+        value = int(info.max) if mode == "min" else int(info.min)
+    elif jnp.issubdtype(dtype, jnp.complexfloating):
+        big = np.inf if mode == "min" else -np.inf
+        value = complex(big, big)
     else:
-        value = complex(big * np.inf, big * np.inf) if dtype.kind == "c" else big * np.inf
+        info = jnp.finfo(dtype)
+        has_inf = bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
+        if has_inf:
+            value = np.inf if mode == "min" else -np.inf
+        else:
+            value = float(info.max) if mode == "min" else float(info.min)
     return jnp.asarray(value, dtype)
 
 
@@ -342,6 +369,11 @@ def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.A
 
 def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
                      overlapping: bool) -> jax.Array:
+    if c.broadcast and mode in ORDERED_MODES:  # every contribution, in row-major order
+        idx = storage_indices(layout.shape, layout.strides, layout.offset,
+                              index_dtype(layout, storage.shape[0]))
+        return _scatter(storage, idx, values, mode=mode, last_wins=False, unique=False,
+                        sorted_=is_monotone(layout))
     reduced = _reduced_layout(layout, c)
     if overlapping and c.broadcast:  # the stride-0 dims may have been the only overlap
         overlapping = _overlap.internal_overlap_witness(reduced) is not None
@@ -353,12 +385,18 @@ def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: j
 
 
 def _applies_block(c: Canonical, need: Need) -> bool:
-    return box(c.dims) is not None and _block_grid(c.dims, c.offset, need.storage_size) is not None
+    return (box(c.dims) is not None and not _folds_broadcast(c, need)
+            and _block_grid(c.dims, c.offset, need.storage_size) is not None)
+
+
+def _applies_structured(c: Canonical, need: Need) -> bool:
+    return box(c.dims) is not None and not _folds_broadcast(c, need)
 
 
 def _applies_row_scatter(c: Canonical, need: Need) -> bool:
     # dense rows only (no slot outside the view is written); "set" needs rows that do not overlap
-    return len(c.dims) >= 2 and c.dims[-1][1] == 1 and (need.mode != "set" or box(c.dims) is not None)
+    return (len(c.dims) >= 2 and c.dims[-1][1] == 1 and not _folds_broadcast(c, need)
+            and (need.mode != "set" or box(c.dims) is not None))
 
 
 def _row_density(c: Canonical) -> float:
@@ -412,7 +450,7 @@ def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
 #: The write strategies, in order, and the rule "auto" follows (see :func:`write_plan`).
 WRITES = Strategies("write", (
     Strategy("block", _applies_block, _block),
-    Strategy("structured", lambda c, need: box(c.dims) is not None, _structured),
+    Strategy("structured", _applies_structured, _structured),
     Strategy("row_scatter", _applies_row_scatter, _row_scatter),
     Strategy("scatter", lambda c, need: True, _element_scatter),
     # lowered by _lower from the layout itself (the handler takes the user's dims)
