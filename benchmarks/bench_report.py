@@ -541,7 +541,7 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
         "Brackets: ours / column (below 1: ours is "
         "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
         "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "
-        "*kernel*: the time per call inside the strided copy's handler (`_copy_native.cc`) in "
+        "*kernel*: the time per call inside the strided copy's handler (`_src/native/`) in "
         "ours' samples, their median, where ours runs it (the rest of ours is the jitted call "
         "around it). Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
         "equals NumPy's result.",

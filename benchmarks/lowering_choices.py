@@ -2,10 +2,13 @@
 
 Prints, for each layout, the run time of every path that applies (best of ``--repeats``
 interleaved runs after one warm-up, inside ``jax.jit``), its ratio to the element gather, the native XLA
-op where one exists, compile time, HLO size and XLA's temp bytes. The constants
-``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in ``functional_strides/_lowering.py`` come
-from the "windows" table; ``P_TILE_BYTES``, ``Q_TILE_MAX`` and ``TILED_MIN_ELEMENTS`` in
-``functional_strides/_tiled.py`` from the "permutes" table, which times every formulation of
+op where one exists, compile time, HLO size and XLA's temp bytes. A study of internal
+candidates: it imports the lowering's private pieces from ``functional_strides._src`` (the
+canonical form, the XLA-only read plan, the paths themselves), which the other benchmarks do
+not. The constants ``SLICES_MAX_PIECES`` and ``ROW_GATHER_MIN_ROW`` in
+``functional_strides/_src/lowering/reads.py`` come from the "windows" table; ``P_TILE_BYTES``,
+``Q_TILE_MAX`` and ``TILED_MIN_ELEMENTS`` in ``functional_strides/_src/lowering/tiled.py`` from
+the "permutes" table, which times every formulation of
 a permute tried (medians of interleaved rounds, with an A/A column: XLA's transpose against a
 second compiled copy of itself).
 
@@ -15,10 +18,10 @@ second compiled copy of itself).
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
-``COPY_*`` constants of ``functional_strides/_lowering.py``, and the "far" table far-apart
+``COPY_*`` constants of ``functional_strides/_src/lowering/reads.py``, and the "far" table far-apart
 elements (a diagonal, a column), the "every_other" table every other element of every other
 row; the "rows" table the order the
-strided copy moves whole rows in (``kWriteStreams`` of ``_copy_native.cc``) and the "tiles"
+strided copy moves whole rows in (``kWriteStreams`` of the C++ in ``_src/native/``) and the "tiles"
 table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
@@ -328,7 +331,7 @@ def permutes_table(repeats: int, scale: int) -> None:
 
 def copy_table(repeats: int, top: int) -> None:
     """The strided copy against XLA's best read of the same permute or windows, by size: the
-    constants ``COPY_*`` of ``functional_strides/_lowering.py``."""
+    constants ``COPY_*`` of ``functional_strides/_src/lowering/reads.py``."""
     print("\n=== permutes and windows by size: the strided copy (CPU) against XLA's best read ===")
     try:
         read_plan(Layout((64, 64), (1, 64)), "strided_copy")
@@ -398,7 +401,7 @@ def far_table(repeats: int, scale: int) -> None:
     column, every 16th element) read by the strided copy against XLA's strided slice (the
     ``"structured"`` path), by stride and size, NumPy's copy beside them: the constants
     ``COPY_FAR_MIN_ELEMENTS``, ``COPY_FAR_PAGE_MIN_ELEMENTS``, ``COPY_FAR_PAGE`` and
-    ``COPY_TILE_JUMP`` of ``functional_strides/_lowering.py``.
+    ``COPY_TILE_JUMP`` of ``functional_strides/_src/lowering/reads.py``.
     Medians of interleaved rounds (``bench_contiguous.time_columns``); storages of at most
     2^26 elements (``scale`` divides that bound)."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
@@ -432,7 +435,7 @@ def every_other_table(repeats: int, scale: int) -> None:
     matrix) and of a vector (``x[::2]``): the strided copy (1- to 8-byte elements picked out of
     whole AVX2 loads) against XLA's strided slice (the ``"structured"`` path) by size, NumPy's
     copy beside them: the constants ``COPY_EVERY_OTHER_MIN_ELEMENTS`` and
-    ``COPY_EVERY_OTHER_MAX_ELEMENTS`` of ``functional_strides/_lowering.py``. Medians of
+    ``COPY_EVERY_OTHER_MAX_ELEMENTS`` of ``functional_strides/_src/lowering/reads.py``. Medians of
     interleaved rounds (``bench_contiguous.time_columns``); storages of at most 2^26 elements
     (``scale`` divides that bound)."""
     import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
@@ -470,7 +473,7 @@ def rows_table(repeats: int, scale: int) -> None:
     storage's (the storage read straight through, as many runs of the output written at
     once as the innermost dim of the storage's order counts), on attention-head splits
     [B, T, H*64] -> [B, H, T, 64] of one size with H from 4 to 256: the constant
-    ``kWriteStreams`` of ``functional_strides/_copy_native.cc``, below which ``auto`` takes
+    ``kWriteStreams`` of the C++ in ``functional_strides/_src/native/``, below which ``auto`` takes
     the storage's order. Medians of interleaved rounds, PyTorch's ``contiguous()`` beside
     them where it is installed."""
     print("\n=== whole rows: the strided copy in the dense order against the storage's ===")
@@ -505,7 +508,7 @@ def tiles_table(repeats: int, scale: int) -> None:
     whose last dim is short (NCHW->NHWC: 64 channels, NCDHW->NDHWC: 32), where a tile's output
     rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they lie a row of
     the output apart: the rule behind ``TallRows`` and ``kWide`` in
-    ``functional_strides/_copy_native.cc``, with ``auto``, XLA's best read and a copy of the
+    the C++ in ``functional_strides/_src/native/``, with ``auto``, XLA's best read and a copy of the
     output's bytes beside them. Medians of interleaved rounds."""
     print("\n=== cache tiles: 32x32 against 128x32 and 64x64 ===")
     if not _copy_built():
@@ -536,7 +539,7 @@ def stores_table(repeats: int, scale: int) -> None:
     """How the strided copy stores a read's output: through the caches against past them
     (streaming stores), on permutes (tiles and whole rows) and on overlapping windows, each
     at three output sizes from a fraction of the caches to well past them: the rule behind
-    ``Streams`` and ``kStreamMinBytes`` in ``functional_strides/_copy_native.cc``, with
+    ``Streams`` and ``kStreamMinBytes`` in the C++ in ``functional_strides/_src/native/``, with
     ``auto`` and a copy of the output's bytes beside them. Medians of interleaved rounds."""
     print("\n=== stores: through the caches against past them ===")
     if not _copy_built():

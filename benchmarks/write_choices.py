@@ -7,8 +7,10 @@ used before the structured paths -- twice: plain (the storage is copied, then wr
 with the storage donated (``jax.jit(f, donate_argnums=0)`` in a loop carrying the storage,
 so XLA may write in place, touching only the view). Times are the best of ``--repeats``
 interleaved rounds after one warm-up; compile time and XLA's temp bytes are printed too.
-The constants ``STRUCTURED_*`` and ``ROW_SCATTER_*`` in ``functional_strides/_scatter.py``
-come from these tables; ``T(slices)`` is a candidate measured for overlap-add (the transpose
+A study of internal candidates: it imports private pieces from ``functional_strides._src``
+(the baseline's sortedness promise), which the other benchmarks do not. The constants
+``STRUCTURED_*`` and ``ROW_SCATTER_*`` in ``functional_strides/_src/lowering/writes.py`` come
+from these tables; ``T(slices)`` is a candidate measured for overlap-add (the transpose
 of the read's shifted slices) that is not a write path.
 
     python benchmarks/write_choices.py            # 4096^2 storages, 4M-sample signals

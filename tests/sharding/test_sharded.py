@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 
 import functional_strides as fs
 from functional_strides import Layout, sharded
+from functional_strides._src.sharding import sharded as _sharded_impl
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -73,6 +74,7 @@ SCRIPT = textwrap.dedent(
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     import functional_strides as fs
     from functional_strides import Layout, StridedArray, oracle, sharded
+    from functional_strides._src.sharding import sharded as _sharded_impl
     from functional_strides._src.lowering.reads import materialize
 
     D = 8
@@ -173,7 +175,7 @@ SCRIPT = textwrap.dedent(
         np.testing.assert_array_equal(np.asarray(new.storage),
                                       oracle.scatter(plain, frames.layout, src, mode))
         plan = sharded.write_plan(frames.layout, n, part, mode=mode)
-        program = sharded._write_program(frames.layout, mode, "error", mode, plan, part)
+        program = _sharded_impl._write_program(frames.layout, mode, "error", mode, plan, part)
         c = program.lower(storage, src).compile()
         found = sharded.collectives(c)
         assert {k.op for k in found} == {"collective-permute"}, (mode, found)
@@ -288,6 +290,7 @@ DISTRIBUTED = textwrap.dedent(
     jax.distributed.initialize(f"localhost:{port}", num_processes=2, process_id=pid,
                                initialization_timeout=60)
     from functional_strides import Layout, StridedArray, oracle, sharded
+    from functional_strides._src.sharding import sharded as _sharded_impl
     assert jax.device_count() == 8 and jax.local_device_count() == 4, jax.devices()
     mesh = Mesh(np.array(jax.devices()), ("x",))
     n, w, h = 32960, 256, 64
@@ -350,7 +353,7 @@ def test_halos_are_the_elements_each_part_needs_from_its_neighbours(devices, blo
     inner = min(inner, (window - 1) // stride + 1)
     layout = Layout((count, inner), (hop, stride), start)
     part = sharded.Partition(None, "x", devices)
-    found = sharded._halos(layout, n, part, 0)
+    found = _sharded_impl._halos(layout, n, part, 0)
     per = count // devices
     lefts, rights = [], []
     for d in range(devices):

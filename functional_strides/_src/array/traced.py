@@ -17,9 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import layout as _layout
-from ..core import views
 from ..core.errors import StorageError
 from ..core.layout import Layout, is_static_offset
+from ..core.views import common as _view_args
 
 __all__ = ["dynamic_offset", "shifted_offset"]
 
@@ -112,5 +112,5 @@ def shifted_offset(op: str, layout: Layout, delta: int) -> Any:
     return _add_offset(base, delta, _offset_dtype(op, layout, abs(delta)))
 
 
-views._traced_offsets = sys.modules[__name__]  # the hook the view algebra calls
+_view_args._traced_offsets = sys.modules[__name__]  # the hook the view algebra calls
 _layout._TRACER_TYPES = (jax.core.Tracer,)  # what layout.is_traced recognises

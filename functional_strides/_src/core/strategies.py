@@ -1,4 +1,4 @@
-"""The strategy skeleton shared by reads (``_lowering.py``) and writes (``_scatter.py``).
+"""The strategy skeleton shared by reads (``lowering/reads.py``) and writes (``lowering/writes.py``).
 
 Each direction lowers a layout by one of a few strategies, each a row ``(name, applies,
 lower)`` of the direction's table, and picks among those that apply with a rule derived

@@ -89,20 +89,13 @@ STRUCTURED_SPARSE_MIN_STORAGE = 2**20
 ROW_SCATTER_MIN_ROW = 8
 #: ... of which at least this fraction belongs to the view.
 ROW_SCATTER_MIN_DENSITY = 0.5
-# The strided write on CPU (_copy_kernel.py; benchmarks/write_choices.py --sweep, best of 9,
-# float32 n x n storages, ratios to the element scatter, plain/donated): at the fastest XLA
-# path or below from n = 64 (x[::2, ::2] = v 0.21/0.20 against block 0.19/0.16, then 0.45-0.58
-# against 0.51-0.88; x.t()[::2] = v 0.07-0.35 against 0.17-0.65 from n = 256; x[1:-1, 1:-1]
-# += v 0.20-0.45 against 0.28-0.84), on a par at n = 32 (256-1024 elements: 0.41-1.06 against
-# 0.40-0.94).
+# The strided write on CPU is at or below the fastest XLA path from a thousand elements or so
+# (benchmarks/write_choices.py --sweep).
 #: On CPU, writes of at least this many elements (other than one contiguous run) take the
 #: strided-write handler (modes "set" and "add").
 COPY_WRITE_MIN_ELEMENTS = 2**10
-# Overlapping windows (overlap-add of frames), which the handler splits by storage slots
-# (write_choices.py --only overlap-add, best of 9, ratios to the element scatter, donated):
-# 1024/256 0.12 against the row scatter's 0.14, 64/16 0.16 against 0.19, 16/4 0.22 against
-# 0.51, 8/2 0.55 against 0.96, 4/1 0.76 against the scatter's 1.01; 2/1 1.73 against the row
-# scatter's 0.56 (a call per window of two elements).
+# Overlapping windows (overlap-add), which the handler splits by storage slots, pay from windows
+# of a few elements (benchmarks/write_choices.py --only overlap-add).
 #: ... and so do writes through windows of at least this many elements that overlap.
 COPY_WRITE_MIN_WINDOW = 4
 
@@ -418,7 +411,7 @@ def _shares_slots(c: Canonical) -> bool:
 def _parallel_windows(c: Canonical) -> bool:
     """Whether the view is windows the strided write splits across threads although they
     overlap: dims ``(count, length):(step, 1)`` with ``step < length`` as the user wrote them
-    (no flip, no expansion, no permute: the test of ``MakePlan`` in ``_copy_native.cc``)."""
+    (no flip, no expansion, no permute: the test of ``MakePlan`` in the strided write's C++)."""
     if c.broadcast or c.flipped or len(c.dims) != 2 or c.perm != (0, 1):
         return False
     (_, step), (length, inner) = c.dims

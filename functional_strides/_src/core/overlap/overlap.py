@@ -180,9 +180,9 @@ def internal_overlap_witness(layout: Layout) -> Witness | None:
     Raises:
       Nothing for a :class:`Layout` (a traced offset included: it plays no part).
     Example:
-      >>> internal_overlap_witness(Layout((4096, 4096), (4095, 1)))
+      >>> internal_overlap_witness(fs.Layout((4096, 4096), (4095, 1)))
       ((0, 4095), (1, 0))
-      >>> internal_overlap_witness(Layout((4096, 4096), (4097, 4095))) is None
+      >>> internal_overlap_witness(fs.Layout((4096, 4096), (4097, 4095))) is None
       True
 
     Semantics: ``torch._debug_has_internal_overlap`` (``MemOverlap::Yes/No``) without its
@@ -203,7 +203,7 @@ def has_internal_overlap(layout: Layout) -> bool:
     Raises:
       Nothing for a :class:`Layout` (a traced offset included: it plays no part).
     Example:
-      >>> has_internal_overlap(Layout((5, 4), (2, 1))), has_internal_overlap(Layout((5, 2), (2, 1)))
+      >>> has_internal_overlap(fs.Layout((5, 4), (2, 1))), has_internal_overlap(fs.Layout((5, 2), (2, 1)))
       (True, False)
 
     Semantics: ``torch._debug_has_internal_overlap(t) == 1``, decided for every layout; see
@@ -262,10 +262,10 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     Raises:
       LayoutError: an offset is traced (not a Python int); pass concrete offsets.
     Example:
-      >>> a = Layout((4, 2), (8, 1), 0)                # x[:, 0:2] of a (4, 8) array
-      >>> overlap_witness(a, Layout((4, 2), (8, 1), 2)) is None    # x[:, 2:4]
+      >>> a = fs.Layout((4, 2), (8, 1), 0)                # x[:, 0:2] of a (4, 8) array
+      >>> overlap_witness(a, fs.Layout((4, 2), (8, 1), 2)) is None    # x[:, 2:4]
       True
-      >>> overlap_witness(a, Layout((3,), (5,), 1))    # indices 1, 6, 11
+      >>> overlap_witness(a, fs.Layout((3,), (5,), 1))    # indices 1, 6, 11
       ((0, 1), (0,))
 
     Semantics: ``numpy.shares_memory(a, b)`` (exact, ``max_work=None``) for two views of one
@@ -286,8 +286,8 @@ def overlaps(a: Layout, b: Layout) -> bool:
     Raises:
       LayoutError: an offset is traced.
     Example:
-      >>> window = Layout((4,), (1,), 0)
-      >>> overlaps(window, Layout((4,), (1,), 3)), overlaps(window, Layout((4,), (1,), 4))
+      >>> window = fs.Layout((4,), (1,), 0)
+      >>> overlaps(window, fs.Layout((4,), (1,), 3)), overlaps(window, fs.Layout((4,), (1,), 4))
       (True, False)
 
     Semantics: ``numpy.shares_memory``; see :func:`overlap_witness` for the shared pair."""
