@@ -6,7 +6,7 @@
 # The pictures are drawn first into docs/_generated (fs.explain and the benchmark results).
 set -euo pipefail
 cd "$(dirname "$0")"
-rm -rf _build/html _generated
+rm -rf _build/html _generated _autosummary
 MPLBACKEND=Agg python make_figures.py _generated
 python -m sphinx -b html -W --keep-going -q . _build/html
 echo "docs: built $(pwd)/_build/html/index.html"

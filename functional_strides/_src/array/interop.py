@@ -138,7 +138,7 @@ def _torch_flat_to_numpy(flat: Any, torch: Any, op: str) -> np.ndarray:
 
 def from_torch(t: Any, /) -> StridedArray:
     """A ``StridedArray`` with ``t.size()``, ``t.stride()`` and ``t.storage_offset()``, over a
-    copy of the elements ``0 .. storage_offset() + sum((n-1)*stride)`` of ``t``'s storage
+    copy of the elements ``0`` to ``storage_offset() + sum((n-1)*stride)`` of ``t``'s storage
     (the span of the untyped storage that ``t`` reaches, from its start; an empty tensor
     gets an empty storage, its offset kept).
 

@@ -308,7 +308,7 @@ def view_as_complex(x: Any, /) -> StridedArray:
       A ``StridedArray`` of complex64 (complex128) over the bitcast storage (new, sharing no
       device memory with ``x``).
     Raises:
-      LayoutError: PyTorch's refusals (see :func:`view_as_complex_layout`); a dtype other than
+      LayoutError: PyTorch's refusals (see PyTorch's ``view_as_complex``); a dtype other than
         float16/32/64; float16, whose complex counterpart (``torch.complex32``) JAX lacks.
     Example:
       >>> r = from_array(jnp.array([[1.0, 2.0], [3.0, -4.0]]))

@@ -280,7 +280,7 @@ class StridedArray:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the elements of the view take: ``numel * itemsize`` (elements shared through
+        """Bytes the elements of the view take, ``numel * itemsize`` (elements shared through
         overlap or stride 0 counted each time). Semantics: ``numpy.ndarray.nbytes``,
         ``torch.Tensor.nbytes``."""
         return self.layout.numel * self.storage.dtype.itemsize
@@ -345,8 +345,8 @@ class StridedArray:
           >>> x.stride(), x.is_contiguous(), x.is_contiguous(memory_format=fs.channels_last)
           ((60, 1, 15, 3), False, True)
 
-        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``; see
-        :func:`functional_strides._src.core.memory_format.is_contiguous_as`."""
+        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``, size-1 and size-0 dims
+        included."""
         fmt = memory_format_module.as_memory_format(memory_format, "is_contiguous")
         return memory_format_module.is_contiguous_as(self.layout, fmt)
 
@@ -562,7 +562,7 @@ class StridedArray:
         """A copy over fresh storage of ``numel`` elements, offset 0, with the strides of
         ``memory_format``. The default ``preserve_format`` keeps the strides when the layout is
         empty or non-overlapping and dense, else gives dense strides in the order of the
-        input's strides (:func:`functional_strides._src.core.layout.dense_strides_like`).
+        input's strides (ATen's ``infer_dense_strides``).
 
         Forms: ``x.clone(memory_format=fs.preserve_format)``, ``fs.clone(x, memory_format)``.
 
@@ -698,8 +698,9 @@ class StridedArray:
         return self.contiguous().view(new_shape)
 
     def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> StridedArray:
-        """Merge dims ``start_dim .. end_dim`` into one: a view when ``view`` would succeed,
-        else a copy (rank 0 becomes shape ``(1,)``; ``start_dim == end_dim`` returns the input).
+        """Merge dims ``start_dim`` to ``end_dim`` (inclusive) into one: a view when ``view``
+        would succeed, else a copy (rank 0 becomes shape ``(1,)``; ``start_dim == end_dim``
+        returns the input).
 
         Forms: ``x.flatten(start_dim=0, end_dim=-1)``, ``fs.flatten(x, start_dim=0, end_dim=-1)``.
 
@@ -920,7 +921,8 @@ def overlaps(a: Any, b: Any) -> bool:
     """True when ``a`` and ``b`` share a storage element.
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
-    two :class:`Layout` over one storage. Exact (see ``functional_strides._src.core.overlap.overlap``).
+    two :class:`Layout` over one storage. Exact, for any layouts (the search of
+    :func:`overlap_witness`).
 
     Raises:
       LayoutError: an offset is traced.

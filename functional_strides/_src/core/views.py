@@ -236,13 +236,14 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
     """Strides that let ``new_shape`` alias a ``(shape, strides)`` layout, or ``None``.
 
     ``shape`` is split into chunks of dims that address storage as one block: the modes of
-    CuTe's ``coalesce`` of the dims read innermost first (:func:`_storage_chunks`); the view
+    CuTe's ``coalesce`` of the dims read innermost first; the view
     exists iff ``new_shape`` splits into chunks of equal element counts. ``new_shape`` must
     already have ``prod(new_shape) == prod(shape)``.
 
     Args:
       shape, strides: the source layout's extents and strides (elements), one stride per dim.
-      new_shape: the target extents, already resolved (no -1; see :func:`infer_size`).
+      new_shape: the target extents, already resolved (no -1; see
+        :func:`functional_strides.views.infer_size`).
     Returns:
       The strides (elements) of ``new_shape`` over the same storage, or ``None`` when no
       view exists (a new dim would span two storage chunks); the offset is unchanged.
@@ -335,7 +336,7 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
       ``computeStride`` gives (in elements); the offset is unchanged.
     Raises:
       LayoutError: bad ``shape``: two -1, an extent below -1, or a product other than numel
-        (see :func:`infer_size`).
+        (see :func:`functional_strides.views.infer_size`).
       ViewError: no strides express ``shape`` over these elements (a new dim would span two
         storage-contiguous chunks; the message lists the chunks): use ``reshape``, which
         copies when it must, or ``contiguous()`` first.
@@ -809,7 +810,7 @@ def expand(layout: Layout, shape: Sequence[Any]) -> Layout:
 
 
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
-    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative; a view).
+    """Elements ``start`` to ``start+length-1`` of ``dim`` (``start`` may be negative; a view).
 
     Forms: ``x.narrow(dim, start, length)``, ``fs.narrow(x, dim, start, length)``,
     ``views.narrow(layout, dim, start, length)``.
