@@ -251,6 +251,9 @@ def from_dlpack(obj: Any, /) -> StridedArray:
     goes through ``torch.utils.dlpack.from_dlpack``. DLPack folds a producer's byte offset into
     the data pointer, so such producers arrive with offset 0 over the span they reach.
 
+    Args:
+      obj: a ``torch.Tensor``, a NumPy array, a ``StridedArray``, a ``jax.Array``, any object
+        with ``__dlpack__``, or a legacy DLPack capsule.
     Raises:
       LayoutTypeError: ``obj`` is no DLPack producer, or neither NumPy nor PyTorch can read it.
       LayoutError: as :func:`from_numpy` / :func:`from_torch`.

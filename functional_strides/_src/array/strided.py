@@ -296,6 +296,8 @@ class StridedArray:
     def size(self, dim: Any = None) -> Any:
         """All extents, or the extent of ``dim`` (``torch.Tensor.size``).
 
+        Args:
+          dim: a dim (negative counts from the end), or ``None`` for all.
         Raises:
           OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
           LayoutTypeError: ``dim`` is not an int."""
@@ -309,6 +311,8 @@ class StridedArray:
     def stride(self, dim: Any = None) -> Any:
         """All strides, or that of ``dim``, in elements (``torch.Tensor.stride``).
 
+        Args:
+          dim: a dim (negative counts from the end), or ``None`` for all.
         Raises:
           OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
           LayoutTypeError: ``dim`` is not an int."""
@@ -602,6 +606,8 @@ class StridedArray:
         """The same layout over another storage, e.g. ``base.with_storage(w.storage)`` to see
         a write made through another view ``w`` of the same storage (``w = x.at[...].add(v)``).
 
+        Args:
+          storage: the new storage, a 1-D array (``(*batch, N)`` for a batched array).
         Raises:
           StorageError: ``storage`` is not 1-D (for a batched array: has no batch axes) or
             is shorter than the layout's ``required_storage_size``."""
@@ -704,6 +710,9 @@ class StridedArray:
 
         Forms: ``x.flatten(start_dim=0, end_dim=-1)``, ``fs.flatten(x, start_dim=0, end_dim=-1)``.
 
+        Args:
+          start_dim: the first dim merged (negative counts from the end).
+          end_dim: the last dim merged (negative counts from the end).
         Returns:
           A ``StridedArray`` of rank ``ndim - (end_dim - start_dim)``.
         Raises:
@@ -724,7 +733,8 @@ class StridedArray:
         Forms: ``x.unflatten(dim, sizes)``, ``fs.unflatten(x, dim, sizes)``.
 
         Args:
-          dim: the dim to split. sizes: a non-empty sequence of ints multiplying to its extent.
+          dim: the dim to split.
+          sizes: a non-empty sequence of ints multiplying to its extent.
         Returns:
           A ``StridedArray`` of rank ``ndim + len(sizes) - 1`` over the same storage.
         Raises:
@@ -791,8 +801,8 @@ class StridedArray:
         return self._view(views.unsqueeze(self.layout, dim))
 
     @_shares_doc(views.expand)
-    def expand(self, *sizes: Any) -> StridedArray:
-        return self._view(views.expand(self.layout, _shape_args(sizes)))
+    def expand(self, *shape: Any) -> StridedArray:
+        return self._view(views.expand(self.layout, _shape_args(shape)))
 
     def expand_as(self, other: Any) -> StridedArray:
         """``expand(other.shape)``: broadcast to the shape of another array (a view).
@@ -904,6 +914,9 @@ def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> St
 def shares_storage(a: StridedArray, b: StridedArray) -> bool:
     """True when ``a`` and ``b`` are views of one storage object (the same ``jax.Array``).
 
+    Args:
+      a: a ``StridedArray``.
+      b: another ``StridedArray``.
     Returns:
       A Python bool; ``False`` when either is not a ``StridedArray``.
     Raises:
@@ -924,6 +937,9 @@ def overlaps(a: Any, b: Any) -> bool:
     two :class:`Layout` over one storage. Exact, for any layouts (the search of
     :func:`overlap_witness`).
 
+    Args:
+      a: a ``StridedArray``, or a :class:`Layout`.
+      b: another of the same kind (a layout over the same storage).
     Raises:
       LayoutError: an offset is traced.
       LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``.

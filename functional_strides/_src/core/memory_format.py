@@ -45,6 +45,9 @@ class MemoryFormat:
     Its ``repr`` is PyTorch's (``torch.channels_last``); the functions of this library that
     take a ``memory_format`` also accept PyTorch's own objects (``torch.channels_last``).
 
+    Args:
+      name: the format's name, as PyTorch's (``"channels_last"``); only the four singletons
+        exist.
     Raises:
       Nothing; build none: use the four singletons (a ``memory_format=`` argument that is
       neither one of them nor PyTorch's raises ``LayoutTypeError`` where it is passed).

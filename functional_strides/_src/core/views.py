@@ -241,7 +241,8 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
     already have ``prod(new_shape) == prod(shape)``.
 
     Args:
-      shape, strides: the source layout's extents and strides (elements), one stride per dim.
+      shape: the source layout's extents.
+      strides: the source layout's strides (elements), one per dim.
       new_shape: the target extents, already resolved (no -1; see
         :func:`functional_strides.views.infer_size`).
     Returns:
@@ -459,7 +460,8 @@ def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
     ``views.transpose(layout, dim0, dim1)``.
 
     Args:
-      dim0, dim1: dims in ``[-ndim, ndim)`` (rank 0 accepts 0 and -1).
+      dim0: a dim in ``[-ndim, ndim)`` (rank 0 accepts 0 and -1).
+      dim1: the other dim, likewise.
     Returns:
       Shape and strides (elements) with the two entries swapped; offset unchanged.
     Raises:
@@ -647,7 +649,8 @@ def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
     ``views.movedim(layout, source, destination)``.
 
     Args:
-      source, destination: an int or a sequence of ints of equal length; negative dims wrap.
+      source: an int or a sequence of ints; negative dims wrap.
+      destination: as ``source``, of equal length: the positions the ``source`` dims move to.
     Returns:
       A permutation of the input's shape and strides (elements); offset unchanged.
     Raises:
@@ -820,7 +823,9 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     computed in int32 when every value fits, else in int64 under ``jax_enable_x64``.
 
     Args:
-      dim: the dim to narrow. start: first element, in ``[-n, n]``. length: count >= 0.
+      dim: the dim to narrow.
+      start: first element, in ``[-n, n]``.
+      length: count >= 0.
     Returns:
       ``shape[dim] == length``, strides unchanged (elements), offset
       ``offset + start * strides[dim]``.
@@ -878,7 +883,8 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
     leaves the offset unchanged, whatever its extent.
 
     Args:
-      dim: the dim to drop. index: in ``[-n, n)``, or a traced integer scalar.
+      dim: the dim to drop.
+      index: in ``[-n, n)``, or a traced integer scalar.
     Returns:
       Rank ``ndim - 1``; offset ``offset + index * strides[dim]`` (elements).
     Raises:
@@ -926,7 +932,9 @@ def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
     ``views.unfold(layout, dimension, size, step)``.
 
     Args:
-      dimension: the dim to window. size: window length, ``0 <= size <= n``. step: hop >= 1.
+      dimension: the dim to window.
+      size: window length, ``0 <= size <= n``.
+      step: hop >= 1.
     Returns:
       Rank ``ndim + 1``; offset unchanged.
     Raises:
@@ -965,7 +973,9 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
     ``views.diagonal(layout, ...)``.
 
     Args:
-      offset: 0 for the main diagonal, > 0 above it, < 0 below it. dim1, dim2: distinct dims.
+      offset: 0 for the main diagonal, > 0 above it, < 0 below it.
+      dim1: the first of the two dims the diagonal is taken over.
+      dim2: the second, distinct from ``dim1``.
     Returns:
       Rank ``ndim - 1``; the diagonal's length is ``max(min(n1, n2 - offset), 0)`` for
       ``offset >= 0`` (``max(min(n1 + offset, n2), 0)`` below); the offset moves to its first
@@ -1007,7 +1017,8 @@ def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[La
 
     Args:
       split_size_or_sections: an int >= 0 (0 only for an empty dim), or a sequence of sizes
-        summing to the extent. dim: the dim to split.
+        summing to the extent.
+      dim: the dim to split.
     Returns:
       A tuple of views (layouts) sharing strides; offsets advance along ``dim``.
     Raises:
@@ -1051,7 +1062,8 @@ def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
     Forms: ``x.chunk(chunks, dim=0)``, ``fs.chunk(x, chunks, dim=0)``, ``views.chunk(layout, ...)``.
 
     Args:
-      chunks: int >= 1. dim: the dim to split.
+      chunks: int >= 1.
+      dim: the dim to split.
     Returns:
       A tuple of views (layouts), as :func:`split` with that piece size.
     Raises:
@@ -1082,6 +1094,8 @@ def unbind(layout: Layout, dim: Any = 0) -> tuple[Layout, ...]:
 
     Forms: ``x.unbind(dim=0)``, ``fs.unbind(x, dim=0)``, ``views.unbind(layout, dim=0)``.
 
+    Args:
+      dim: the dim removed; negative counts from the end.
     Returns:
       A tuple of ``n`` views (layouts) of rank ``ndim - 1``.
     Raises:
@@ -1105,7 +1119,8 @@ def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shap
 
     Args:
       layout: the layout flattened (rank ``r``).
-      start_dim, end_dim: the first and last dims merged (negative count from the end).
+      start_dim: the first dim merged (negative counts from the end).
+      end_dim: the last dim merged (negative counts from the end).
     Returns:
       The shape with dims ``start_dim..end_dim`` merged into one of their product's extent
       (rank ``r - (end_dim - start_dim)``); ``(1,)`` for rank 0; ``None`` when nothing merges.
@@ -1191,6 +1206,8 @@ def getitem(layout: Layout, key: Any) -> Layout:
 
     Forms: ``x[key]``, ``views.getitem(layout, key)``.
 
+    Args:
+      key: an int, a slice, ``None``, ``...``, a traced integer scalar, or a tuple of them.
     Returns:
       The view PyTorch returns for ``key``: ints drop dims, slices scale strides by their
       step and move the offset (elements), ``None`` inserts size-1 dims.
