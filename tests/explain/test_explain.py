@@ -356,10 +356,10 @@ def test_figure_draws_both_panels(tmp_path):
     pytest.importorskip("matplotlib")
     e = fs.explain(fs.from_array(jnp.zeros(10)).unfold(0, 4, 2), show=False)
     fig = e.figure()
-    left, right = fig.axes
-    texts = [t.get_text() for t in left.texts]
+    storage, view = fig.axes
+    texts = [t.get_text() for t in storage.texts]
     assert texts[:2] == ["0", "1"] and "2\n×2" in texts
-    assert sorted(int(t.get_text()) for t in right.texts) == sorted(e.indices.tolist())
+    assert sorted(int(t.get_text()) for t in view.texts) == sorted(e.indices.tolist())
     e.save(str(tmp_path / "f.svg"))
     assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(LayoutError, match="max_cells"):
