@@ -279,7 +279,8 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
         why = f"more than {MAX_DRAWN_ELEMENTS} elements" if numel > MAX_DRAWN_ELEMENTS else "indices below 0"
         parts["grid"] = [[(f"(grid and table left out: {why})", "dim")]]
     parts["facts"] = [[(t, None)] for fact in _facts(subject) for t in _wrap(fact, "  ")]
-    parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "  ")]
+    # a plan's facts are indented by 2, the wrapped rest of any line by 4
+    parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "    ")]
     sharded = _sharded_report(x)
     if sharded:
         parts["sharding"] = [[(t, None)] for fact in sharded for t in _wrap(fact, "  ")]
