@@ -119,7 +119,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     ex.add_argument("--max-cells", metavar="N", type=int, default=4096,
                     help="draw pictures of at most N storage cells and N view cells (default 4096)")
     color = ex.add_mutually_exclusive_group()
-    color.add_argument("--color", nargs="?", const="always", default="auto", choices=("auto", "always", "never"),
+    color.add_argument("--color", nargs="?", const="always", default="auto",
+                       choices=("auto", "always", "never"),
                        help="colour with rich (installed separately): auto (the default) = only on a "
                             "terminal; --color alone = always")
     color.add_argument("--no-color", dest="color", action="store_const", const="never",
