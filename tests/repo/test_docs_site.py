@@ -161,7 +161,8 @@ def test_the_private_path_check(tmp_path):
     site_checks = _ext("site_checks")
     (tmp_path / "ok.html").write_text("functional_strides.unfold functional_strides/_src/core/views.py")
     (tmp_path / "bad.html").write_text("<code>functional_strides._src.array.ops.unfold</code>")
-    assert site_checks.private_paths(tmp_path) == ["bad.html: functional_strides._src.array.ops.unfold</code>"]
+    found = site_checks.private_paths(tmp_path)
+    assert found == ["bad.html: functional_strides._src.array.ops.unfold</code>"]
 
 
 # -- the pictures of the worked examples --------------------------------------------------------------
