@@ -119,6 +119,7 @@ def _build_finished(app: Any, exception: Exception | None) -> None:
 
 
 def setup(app: Any) -> dict[str, Any]:
+    app.setup_extension("sphinx.ext.autodoc")  # its docstring event is checked too
     app.connect("source-read", _source_read)
     app.connect("autodoc-process-docstring", _docstring)
     app.connect("build-finished", _build_finished)

@@ -238,3 +238,29 @@ def test_the_built_site_renders_in_a_browser():
     assert [p for r in reports for p in r.problems] == []
     concepts = next(r for r in reports if r.page == "concepts.html")
     assert concepts.wide_fit and sum(concepts.wide_fit) >= len(concepts.wide_fit) - 1
+
+
+def test_the_build_fails_on_what_reaches_nothing(tmp_path):
+    """A small site with the checks of ``conf.py`` builds under ``sphinx -W``, and fails, naming
+    each, once a page names ``fs.overlap``, links to a file that does not exist and to a page
+    that does not exist."""
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    import subprocess
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(DOCS / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'site_checks']\nnitpicky = True\n")
+    build = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(src),
+             str(tmp_path / "out")]
+    (src / "index.md").write_text("# Home\n\nText about `fs.unfold`.\n")
+    ok = subprocess.run(build, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    (src / "index.md").write_text("# Home\n\nUse `fs.overlap` here.\n\n"
+                                  '<a href="nothing.html">a link</a>\n\nSee [the other page](other.md).\n')
+    bad = subprocess.run(build, capture_output=True, text=True)
+    assert bad.returncode != 0
+    for expect in ("names nothing: fs.overlap", "link to nothing: index.html: nothing.html", "other.md"):
+        assert expect in bad.stderr, (expect, bad.stderr)
