@@ -1,6 +1,7 @@
 """Draw the pictures of the documentation site into a folder (``docs/build.sh`` passes
-``docs/_generated``): layouts drawn by ``fs.explain`` for the concept pages, and the benchmark
-results of ``benchmarks/results`` for the performance page.
+``docs/_generated``): layouts drawn by ``fs.explain`` for the concept pages and the worked
+examples (views of rank 2 to 6), and the benchmark results of ``benchmarks/results`` for the
+performance page.
 
 Run: ``python docs/make_figures.py OUT_DIR``. Needs matplotlib.
 """
@@ -31,6 +32,33 @@ def layouts(out: Path) -> list[Path]:
     for name, (layout, storage) in LAYOUTS.items():
         path = out / f"explain-{name}.png"
         fs.explain(layout, storage=storage, show=False).save(str(path), dpi=80)
+        paths.append(path)
+    return paths
+
+
+def _examples() -> dict:
+    """name -> the view of ``docs/examples.md`` it draws (the same small arrays)."""
+    import jax.numpy as jnp
+
+    import functional_strides as fs
+
+    return {
+        "windows": fs.from_array(jnp.arange(32.0).reshape(1, 4, 4, 2))
+                     .view(1, 2, 2, 2, 2, 2).permute(0, 1, 3, 2, 4, 5),          # 6-D
+        "im2col": fs.from_array(jnp.arange(50.0).reshape(2, 5, 5)).unfold(1, 3, 1).unfold(2, 3, 1),
+        "frames": fs.from_array(jnp.arange(16.0)).unfold(0, 8, 4),
+        "heads": fs.from_array(jnp.arange(48.0).reshape(2, 3, 8)).view(2, 3, 2, 4).transpose(1, 2),  # 4-D
+    }
+
+
+def examples(out: Path) -> list[Path]:
+    """One PNG per view of :func:`_examples`, drawn by ``fs.explain`` for any rank."""
+    import functional_strides as fs
+
+    paths = []
+    for name, view in _examples().items():
+        path = out / f"example-{name}.png"
+        fs.explain(view, show=False).save(str(path), dpi=80)
         paths.append(path)
     return paths
 
@@ -96,7 +124,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO))  # draw with this checkout, not an installed copy
     out = Path(argv[0] if argv else "_generated")
     out.mkdir(parents=True, exist_ok=True)
-    for path in layouts(out) + benchmarks(out):
+    for path in layouts(out) + examples(out) + benchmarks(out):
         print(f"wrote {path}")
     return 0
 

@@ -1,21 +1,28 @@
-"""Command line: ``python -m functional_strides <command>`` (also ``functional-strides``).
+"""Command line: ``functional-strides <command>`` (also ``python -m functional_strides``).
+
+Options: ``--version`` prints the version, ``--help`` the usage.
 
 Commands:
   demo [--out DIR]   strided views on matplotlib's bundled photo and signal (synthetic
                      stand-ins without matplotlib), each result checked against a reference;
                      prints a table, exits 1 if a check fails or --out cannot draw figures.
-  explain LAYOUT [--storage N|RxW] [--view SHAPE] [--width W] [--label coords|order]
-          [--png FILE] [--svg FILE] [--color|--no-color]
+  explain LAYOUT [--storage N|RxW] [--view SHAPE] [--width W] [--label auto|coords|order]
+          [--png FILE] [--svg FILE] [--max-cells N] [--color [auto|always|never] | --no-color]
                      draw a layout written as "(4,3):(20,2)+22" over its storage, with its
-                     facts and lowering plans (functional_strides._src.explain.explain); exits 2 on a bad
-                     layout or option.
+                     facts and lowering plans (``fs.explain``); exits 2 on a bad layout or
+                     option. ``--color`` alone is ``--color always``, ``--no-color`` is
+                     ``--color never``; the default ``auto`` colours only a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+
+#: The name the usage shows when the program's name is not known (``main(argv)`` called directly).
+PROG = "functional-strides"
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -44,7 +51,7 @@ def _explain(args: argparse.Namespace) -> int:
         report.print(color=color)
         for path in (args.png, args.svg):
             if path:
-                report.save(path)
+                report.save(path, max_cells=args.max_cells)
                 print(f"wrote {path}")
     except LayoutError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -52,12 +59,34 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser: one subparser per command, each setting ``func``."""
+def prog_name(argv0: str | None = None) -> str:
+    """The program's name as it was run: ``python -m functional_strides`` for ``-m``, the
+    script's name (``functional-strides``) otherwise."""
+    base = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    if base in ("__main__.py", "-m", "-c", ""):
+        return "python -m functional_strides"
+    return base if base.startswith(PROG) else PROG
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The argument parser: one subparser per command, each setting ``func``.
+
+    Args:
+      prog: the program name the usage and ``--version`` show.
+    Returns:
+      An ``argparse.ArgumentParser``.
+    Raises:
+      Nothing.
+    Example:
+      >>> build_parser().parse_args(["explain", "(2,3):(3,1)", "--no-color"]).color
+      'never'"""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
-        prog="python -m functional_strides",
+        prog=prog,
         description="PyTorch-style strided views for JAX: tools.",
     )
+    parser.add_argument("--version", action="version", version=f"functional_strides {__version__}")
     commands = parser.add_subparsers(title="commands", dest="command", required=True)
     demo = commands.add_parser(
         "demo",
@@ -87,8 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="mark the view's slots by coordinates or by position in the view's order")
     ex.add_argument("--png", metavar="FILE", default=None, help="also draw the picture to a PNG file")
     ex.add_argument("--svg", metavar="FILE", default=None, help="also draw the picture to an SVG file")
-    ex.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                    help="colour with rich (installed separately): auto = only on a terminal")
+    ex.add_argument("--max-cells", metavar="N", type=int, default=4096,
+                    help="draw pictures of at most N storage cells and N view cells (default 4096)")
+    color = ex.add_mutually_exclusive_group()
+    color.add_argument("--color", nargs="?", const="always", default="auto",
+                       choices=("auto", "always", "never"),
+                       help="colour with rich (installed separately): auto (the default) = only on a "
+                            "terminal; --color alone = always")
+    color.add_argument("--no-color", dest="color", action="store_const", const="never",
+                       help="no colour (as --color never)")
     ex.set_defaults(func=_explain)
     return parser
 
@@ -96,12 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``) and run the command.
 
+    Args:
+      argv: the arguments after the program's name; ``None`` reads ``sys.argv``.
     Returns:
       The command's exit status: 0 on success, 1 when a demo check fails or figures were
       asked for without matplotlib and Pillow installed.
     Raises:
       SystemExit: status 2 on bad arguments (argparse), 0 for ``--help``."""
-    args = build_parser().parse_args(None if argv is None else [str(a) for a in argv])
+    parser = build_parser(prog_name() if argv is None else PROG)
+    args = parser.parse_args(None if argv is None else [str(a) for a in argv])
     return args.func(args)
 
 

@@ -1,6 +1,6 @@
 """View algebra: PyTorch's view ops as pure functions ``Layout -> Layout``.
 
-One place where view semantics live. Every function here returns a new :class:`Layout`
+One place where view semantics live. Every function here returns a new :class:`~functional_strides.Layout`
 (or a tuple of them) and never touches storage; ``StridedArray`` methods re-wrap the result
 over the same storage. Results (shape, strides, offset, and which inputs are refused) equal
 PyTorch's for the same arguments. Strides and offsets are in elements.

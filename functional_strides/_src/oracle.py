@@ -132,8 +132,9 @@ def overlaps(a: Any, b: Any) -> bool:
     and memory linear in the two element counts.
 
     Args:
-      a, b: :class:`functional_strides.Layout` or tuples ``(shape, strides, offset)`` over
-        the same storage (strides and offsets in elements).
+      a: a :class:`functional_strides.Layout` or a tuple ``(shape, strides, offset)``
+        (strides and offset in elements).
+      b: another, over the same storage, likewise.
     Returns:
       ``bool``: ``False`` when either view is empty.
     Raises:

@@ -204,19 +204,46 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     copy_kernel()
     text = " ".join(fs.explain(Layout((1024, 512), (1, 1024)), show=False).text.split())
     assert ("read plan (fs.read_plan): strided_copy: a permute of 524288 >= 16384 elements whose last dim "
-            "jumps >= 16 elements: one call of the compiled strided copy on CPU") in text
+            "jumps >= 16 elements. On CPU: one call of the compiled strided copy.") in text
     assert "tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more)" in text
-    assert "a large permute's output stored past the caches" in text
-    assert "on other platforms, in derivatives and under vmap structured:" in text
+    assert "It stores a large permute's output past the caches." in text
+    assert "On other platforms, in derivatives and under vmap: structured. Canonical dims" in text
     frames = " ".join(fs.explain(Layout((1024, 256), (64, 1)), show=False).text.split())
     assert ("strided_copy: 262144 >= 131072 elements in overlapping windows of 256 >= 64 contiguous "
-            "elements: one call") in frames and "under vmap row_gather:" in frames
-    assert ("strided_copy: 262144 >= 1024 elements, mode 'add' (overlapping windows [1024x64, 256x1]: "
-            "split over the threads by runs of storage slots, each slot's elements in row-major order)"
+            "elements. On CPU: one call") in frames and "under vmap: row_gather." in frames
+    assert ("strided_copy: 262144 >= 1024 elements, mode 'add'. Overlapping windows [1024x64, 256x1]: "
+            "split over the threads by runs of storage slots, each slot's elements in row-major order."
             ) in frames
     every_other = " ".join(fs.explain(Layout((512, 512), (2048, 2)), show=False).text.split())
     assert ("strided_copy: every other element, 65536 <= 262144 <= 1048576 elements (last dim of "
-            "stride 2): one call") in every_other and "under vmap structured:" in every_other
+            "stride 2). On CPU: one call") in every_other and "under vmap: structured." in every_other
+
+
+def _logical_lines(section: str) -> list[str]:
+    """The lines of the plans with their wrapped continuations joined (facts are indented by
+    2, continuations by 4)."""
+    out: list[str] = []
+    for line in section.splitlines():
+        depth = len(line) - len(line.lstrip())
+        if out and depth >= 4:
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("layout", ["(1024,512):(1,1024)", "(1024,256):(64,1)", "(512,512):(2048,2)",
+                                    "(5,):(-2,)+9", "(4,3):(20,2)+22", "(3,4):(0,1)", "(0,3):(3,1)"])
+def test_plans_say_one_fact_a_sentence(layout):
+    copy_kernel()
+    plans = _logical_lines(fs.explain(layout, show=False).section("plans"))
+    for line in plans:
+        assert line.endswith("."), line
+        body = line.strip()
+        if not line.startswith(" "):  # "read plan (...): path: the first fact."
+            body = body.split(": ", 2)[-1] if "plan" in body.split(":")[0] else body
+        sentences = [s for s in re.split(r"(?<=[.)])\s+(?=[A-Z])", body) if s]
+        assert len(sentences) == 1, (layout, line)
 
 
 def test_large_layouts_stay_within_limits():
@@ -356,10 +383,10 @@ def test_figure_draws_both_panels(tmp_path):
     pytest.importorskip("matplotlib")
     e = fs.explain(fs.from_array(jnp.zeros(10)).unfold(0, 4, 2), show=False)
     fig = e.figure()
-    left, right = fig.axes
-    texts = [t.get_text() for t in left.texts]
+    storage, view = fig.axes
+    texts = [t.get_text() for t in storage.texts]
     assert texts[:2] == ["0", "1"] and "2\n×2" in texts
-    assert sorted(int(t.get_text()) for t in right.texts) == sorted(e.indices.tolist())
+    assert sorted(int(t.get_text()) for t in view.texts) == sorted(e.indices.tolist())
     e.save(str(tmp_path / "f.svg"))
     assert (tmp_path / "f.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(LayoutError, match="max_cells"):
@@ -432,9 +459,9 @@ def test_read_plan_names_the_tile_loop_and_the_gather_of_few_far_rows():
     tiles = said(Layout((4096, 4096), (1, 4096), 0), 4096 * 4096)
     assert "as a loop over tiles (16 x 1024 for a 4-byte dtype) of a batch of 1 (4096, 4096)" in tiles
     ncdhw = said(Layout((2, 32, 64, 64, 32), (4194304, 4096, 64, 1, 131072), 0), 2**23)
-    reason = ("on other platforms, in derivatives and under vmap gather:" if built
+    reason = ("On other platforms, in derivatives and under vmap: gather." if built
               else "read plan (fs.read_plan): gather:")
     assert reason in ncdhw
-    assert "its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw
+    assert "Its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw
     sliced = said(Layout((500, 1500), (1, 2048), 7), 2**22 + 3)
-    assert "then a transpose back to your order of dims write plan" in sliced
+    assert "Then a transpose back to your order of dims. write plan" in sliced

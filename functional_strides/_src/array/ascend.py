@@ -269,6 +269,9 @@ def make_layout(shape: Any, stride: Any) -> cute.Layout:
 
     Call it with a coordinate tuple for the offset of that element (``layout((i, j))``).
 
+    Args:
+      shape: the shape, an int tuple (``make_shape``).
+      stride: the strides, an int tuple nesting as ``shape`` (``make_stride``).
     Raises:
       LayoutError: ``shape`` and ``stride`` do not nest alike.
     Example:

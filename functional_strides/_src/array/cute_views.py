@@ -77,7 +77,8 @@ def tile(x: StridedArray, tiler: Any) -> StridedArray:
     Dims past the tiler join the tile-index dims.
 
     Args:
-      x: a ``StridedArray``; tiler: an int, a CuTe Layout or a tuple of them, one per
+      x: a ``StridedArray``.
+      tiler: an int, a CuTe Layout or a tuple of them, one per
         leading dim.
     Returns:
       A view (no copy) of rank ``rest dims + tile dims``: CuTe's ``zipped_divide`` with its two

@@ -138,7 +138,7 @@ def _torch_flat_to_numpy(flat: Any, torch: Any, op: str) -> np.ndarray:
 
 def from_torch(t: Any, /) -> StridedArray:
     """A ``StridedArray`` with ``t.size()``, ``t.stride()`` and ``t.storage_offset()``, over a
-    copy of the elements ``0 .. storage_offset() + sum((n-1)*stride)`` of ``t``'s storage
+    copy of the elements ``0`` to ``storage_offset() + sum((n-1)*stride)`` of ``t``'s storage
     (the span of the untyped storage that ``t`` reaches, from its start; an empty tensor
     gets an empty storage, its offset kept).
 
@@ -251,6 +251,9 @@ def from_dlpack(obj: Any, /) -> StridedArray:
     goes through ``torch.utils.dlpack.from_dlpack``. DLPack folds a producer's byte offset into
     the data pointer, so such producers arrive with offset 0 over the span they reach.
 
+    Args:
+      obj: a ``torch.Tensor``, a NumPy array, a ``StridedArray``, a ``jax.Array``, any object
+        with ``__dlpack__``, or a legacy DLPack capsule.
     Raises:
       LayoutTypeError: ``obj`` is no DLPack producer, or neither NumPy nor PyTorch can read it.
       LayoutError: as :func:`from_numpy` / :func:`from_torch`.

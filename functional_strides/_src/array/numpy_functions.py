@@ -58,8 +58,9 @@ def shares_memory(a: StridedArray, b: StridedArray) -> bool:
     exact for any strides (0, negative, interleaved), as with NumPy's ``max_work=None``.
 
     Args:
-      a, b: ``StridedArray`` views. Anything else (a JAX or NumPy array, a scalar) is a
+      a: a ``StridedArray`` view. Anything else (a JAX or NumPy array, a scalar) is a
         value here, not a view of a storage, and gives ``False``.
+      b: another, likewise.
     Returns:
       ``bool``.
     Raises:
@@ -129,7 +130,8 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None) -> StridedA
     appended, with the same strides (windows overlap).
 
     Args:
-      x: a ``StridedArray`` or an array. window_shape: an int or a tuple of ints >= 0.
+      x: a ``StridedArray`` or an array.
+      window_shape: an int or a tuple of ints >= 0.
       axis: an int, a tuple of ints (an axis may repeat), or ``None``.
     Returns:
       A ``StridedArray`` over ``x``'s storage of rank ``x.ndim + len(window_shape)``.
@@ -151,6 +153,9 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None) -> StridedA
 def broadcast_to(array: Any, shape: Any) -> StridedArray:
     """``array`` broadcast to ``shape`` by NumPy's rules (stride 0 on stretched and new axes).
 
+    Args:
+      array: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      shape: the target shape, an int or a tuple of ints.
     Raises:
       LayoutError: a negative extent, or shapes that do not broadcast.
     Example:
@@ -169,8 +174,12 @@ def broadcast_to(array: Any, shape: Any) -> StridedArray:
 def transpose(a: Any, axes: Any = None) -> StridedArray:
     """Axes permuted (reversed for ``None``); a view. Semantics: ``numpy.transpose``.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      axes: a permutation of the axes, or ``None`` (reversed).
     Raises:
-      LayoutError: ``axes`` is not a permutation. OutOfRangeError: an axis out of range.
+      LayoutError: ``axes`` is not a permutation.
+      OutOfRangeError: an axis out of range.
     Example:
       >>> import jax.numpy as jnp
       >>> transpose(jnp.zeros((2, 3, 4), jnp.float32)).strides
@@ -182,6 +191,10 @@ def transpose(a: Any, axes: Any = None) -> StridedArray:
 def swapaxes(a: Any, axis1: Any, axis2: Any) -> StridedArray:
     """Two axes exchanged; a view. Semantics: ``numpy.swapaxes``.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      axis1: an axis.
+      axis2: the axis it is exchanged with.
     Raises:
       OutOfRangeError: an axis out of range.
     Example:
@@ -195,8 +208,13 @@ def swapaxes(a: Any, axis1: Any, axis2: Any) -> StridedArray:
 def moveaxis(a: Any, source: Any, destination: Any) -> StridedArray:
     """Axes ``source`` moved to ``destination`` (ints or tuples); a view.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      source: an int or a tuple of ints: the axes moved.
+      destination: as ``source``, of equal length: their new positions.
     Raises:
-      LayoutError: lengths differ or an axis repeats. OutOfRangeError: out of range.
+      LayoutError: lengths differ or an axis repeats.
+      OutOfRangeError: out of range.
     Example:
       >>> import jax.numpy as jnp
       >>> moveaxis(jnp.zeros((2, 3, 4)), 0, -1).shape
@@ -210,8 +228,12 @@ def moveaxis(a: Any, source: Any, destination: Any) -> StridedArray:
 def squeeze(a: Any, axis: Any = None) -> StridedArray:
     """Size-1 axes removed (all, or those of ``axis``); a view.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      axis: an int, a tuple of ints, or ``None`` (every axis of size 1).
     Raises:
-      LayoutError: a named axis is not of size 1. OutOfRangeError: out of range.
+      LayoutError: a named axis is not of size 1.
+      OutOfRangeError: out of range.
     Example:
       >>> import jax.numpy as jnp
       >>> squeeze(jnp.zeros((1, 3, 1)), axis=0).shape
@@ -226,8 +248,12 @@ def expand_dims(a: Any, axis: Any) -> StridedArray:
     """Size-1 axes inserted at positions ``axis`` of the result; a view whose new axes have
     the strides NumPy's ``reshape`` gives them.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      axis: an int or a tuple of ints: positions in the result (negative count from its end).
     Raises:
-      LayoutError: a repeated axis. OutOfRangeError: out of range of the result's rank.
+      LayoutError: a repeated axis.
+      OutOfRangeError: out of range of the result's rank.
     Example:
       >>> import jax.numpy as jnp
       >>> expand_dims(jnp.zeros((2, 3), jnp.float32), (0, 2)).strides
@@ -242,8 +268,14 @@ def diagonal(a: Any, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Strided
     """The diagonal of ``axis1``/``axis2`` (above it for ``offset > 0``) as a last axis of
     stride ``s1 + s2``; a view.
 
+    Args:
+      a: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      offset: 0 for the main diagonal, > 0 above it, < 0 below it.
+      axis1: the first of the two axes the diagonal is taken over.
+      axis2: the second, distinct from ``axis1``.
     Raises:
-      LayoutError: rank < 2 or equal axes. OutOfRangeError: an axis out of range.
+      LayoutError: rank < 2 or equal axes.
+      OutOfRangeError: an axis out of range.
     Example:
       >>> import jax.numpy as jnp
       >>> diagonal(jnp.arange(12).reshape(3, 4), 1).tolist()
@@ -258,8 +290,12 @@ def flip(m: Any, axis: Any = None) -> StridedArray:
     """Elements reversed along ``axis`` (all axes for ``None``): a view with negative strides
     (a 0-d array gives a 0-d copy, as NumPy's scalar).
 
+    Args:
+      m: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      axis: an int, a tuple of ints, or ``None`` (every axis).
     Raises:
-      LayoutError: a repeated axis. OutOfRangeError: out of range.
+      LayoutError: a repeated axis.
+      OutOfRangeError: out of range.
     Example:
       >>> import jax.numpy as jnp
       >>> f = flip(jnp.arange(6, dtype=jnp.float32).reshape(2, 3), 1)
@@ -278,6 +314,10 @@ def rot90(m: Any, k: Any = 1, axes: Any = (0, 1)) -> StridedArray:
     """Rotated by 90 degrees ``k`` times from the first axis of ``axes`` towards the second;
     a view (flips and a transpose).
 
+    Args:
+      m: a ``StridedArray``, a NumPy array (with its own strides) or a JAX array.
+      k: the number of quarter turns (any int; negative turns the other way).
+      axes: two different axes: the rotation goes from the first towards the second.
     Raises:
       LayoutError: ``axes`` not two different axes in range.
     Example:

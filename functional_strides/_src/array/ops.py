@@ -210,8 +210,14 @@ def as_strided_scatter(input: Any, src: Any, size: Sequence[int], stride: Sequen
     (PyTorch's CPU loop order for most layouts; PyTorch refuses stride-0 destinations,
     this function defines them too).
 
+    Args:
+      input: the array written into: a ``StridedArray`` or a JAX or NumPy array.
+      src: the values written, of shape ``size``, cast to ``input``'s dtype.
+      size: the extents of the view written (elements).
+      stride: its strides (elements), one per extent.
+      storage_offset: its offset in ``input``'s storage (elements); ``None`` is ``input``'s own.
     Raises:
-      LayoutError: ``src`` shape differs from ``size``, bad size/stride/offset;
+      LayoutError: ``src`` shape differs from ``size``, bad size/stride/offset.
       StorageError: the view runs past the end of ``input``'s storage.
     Example:
       >>> import jax.numpy as jnp, numpy as np
@@ -228,8 +234,15 @@ def slice_scatter(input: Any, src: Any, dim: int = 0, start: int | None = None,
     """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by ``src``
     (cast to ``input``'s dtype); the result keeps ``input``'s shape, strides and offset.
 
+    Args:
+      input: the array written into: a ``StridedArray`` or a JAX or NumPy array.
+      src: the values written, cast to ``input``'s dtype; its shape must be the view's.
+      dim: the dim sliced.
+      start: first index of the slice (``None``: 0).
+      end: index past the last (``None``: the extent).
+      step: the slice's step, >= 1.
     Raises:
-      LayoutError: ``step < 1`` or ``src`` shape differs from the slice's;
+      LayoutError: ``step < 1`` or ``src`` shape differs from the slice's.
       OutOfRangeError: ``dim`` out of range.
     Example:
       >>> slice_scatter(jnp.zeros((2, 4)), jnp.ones((2, 2)), dim=1, start=0, step=2).tolist()
@@ -247,8 +260,14 @@ def select_scatter(input: Any, src: Any, dim: int, index: int) -> StridedArray:
     """``input`` with ``input.select(dim, index)`` replaced by ``src`` (cast to ``input``'s
     dtype); the result keeps ``input``'s shape, strides and offset.
 
+    Args:
+      input: the array written into: a ``StridedArray`` or a JAX or NumPy array.
+      src: the values written, cast to ``input``'s dtype; its shape must be the view's.
+      dim: the dim selected.
+      index: the index selected along ``dim``.
     Raises:
-      OutOfRangeError: ``dim``/``index`` out of range; LayoutError: ``src`` shape mismatch.
+      OutOfRangeError: ``dim``/``index`` out of range.
+      LayoutError: ``src`` shape mismatch.
     Example:
       >>> select_scatter(jnp.zeros((2, 3)), jnp.arange(2.0), dim=1, index=-1).tolist()
       [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
@@ -261,9 +280,15 @@ def diagonal_scatter(input: Any, src: Any, offset: int = 0, dim1: int = 0, dim2:
     """``input`` with ``input.diagonal(offset, dim1, dim2)`` replaced by ``src`` (cast to
     ``input``'s dtype); the result keeps ``input``'s shape, strides and offset.
 
+    Args:
+      input: the array written into: a ``StridedArray`` or a JAX or NumPy array.
+      src: the values written, cast to ``input``'s dtype; its shape must be the view's.
+      offset: 0 for the main diagonal, > 0 above it, < 0 below it.
+      dim1: the first of the two dims the diagonal is taken over.
+      dim2: the second, distinct from ``dim1``.
     Raises:
-      OutOfRangeError: a dim out of range; LayoutError: ``dim1 == dim2`` or ``src`` shape
-      mismatch.
+      OutOfRangeError: a dim out of range.
+      LayoutError: ``dim1 == dim2`` or ``src`` shape mismatch.
     Example:
       >>> diagonal_scatter(jnp.zeros((2, 2)), jnp.ones(2)).tolist()
       [[1.0, 0.0], [0.0, 1.0]]
@@ -308,7 +333,7 @@ def view_as_complex(x: Any, /) -> StridedArray:
       A ``StridedArray`` of complex64 (complex128) over the bitcast storage (new, sharing no
       device memory with ``x``).
     Raises:
-      LayoutError: PyTorch's refusals (see :func:`view_as_complex_layout`); a dtype other than
+      LayoutError: PyTorch's refusals (see PyTorch's ``view_as_complex``); a dtype other than
         float16/32/64; float16, whose complex counterpart (``torch.complex32``) JAX lacks.
     Example:
       >>> r = from_array(jnp.array([[1.0, 2.0], [3.0, -4.0]]))

@@ -280,7 +280,7 @@ class StridedArray:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the elements of the view take: ``numel * itemsize`` (elements shared through
+        """Bytes the elements of the view take, ``numel * itemsize`` (elements shared through
         overlap or stride 0 counted each time). Semantics: ``numpy.ndarray.nbytes``,
         ``torch.Tensor.nbytes``."""
         return self.layout.numel * self.storage.dtype.itemsize
@@ -296,6 +296,8 @@ class StridedArray:
     def size(self, dim: Any = None) -> Any:
         """All extents, or the extent of ``dim`` (``torch.Tensor.size``).
 
+        Args:
+          dim: a dim (negative counts from the end), or ``None`` for all.
         Raises:
           OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
           LayoutTypeError: ``dim`` is not an int."""
@@ -309,6 +311,8 @@ class StridedArray:
     def stride(self, dim: Any = None) -> Any:
         """All strides, or that of ``dim``, in elements (``torch.Tensor.stride``).
 
+        Args:
+          dim: a dim (negative counts from the end), or ``None`` for all.
         Raises:
           OutOfRangeError: ``dim`` out of range (or any ``dim`` on rank 0).
           LayoutTypeError: ``dim`` is not an int."""
@@ -345,8 +349,8 @@ class StridedArray:
           >>> x.stride(), x.is_contiguous(), x.is_contiguous(memory_format=fs.channels_last)
           ((60, 1, 15, 3), False, True)
 
-        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``; see
-        :func:`functional_strides._src.core.memory_format.is_contiguous_as`."""
+        Semantics: ``torch.Tensor.is_contiguous(memory_format=...)``, size-1 and size-0 dims
+        included."""
         fmt = memory_format_module.as_memory_format(memory_format, "is_contiguous")
         return memory_format_module.is_contiguous_as(self.layout, fmt)
 
@@ -562,7 +566,7 @@ class StridedArray:
         """A copy over fresh storage of ``numel`` elements, offset 0, with the strides of
         ``memory_format``. The default ``preserve_format`` keeps the strides when the layout is
         empty or non-overlapping and dense, else gives dense strides in the order of the
-        input's strides (:func:`functional_strides._src.core.layout.dense_strides_like`).
+        input's strides (ATen's ``infer_dense_strides``).
 
         Forms: ``x.clone(memory_format=fs.preserve_format)``, ``fs.clone(x, memory_format)``.
 
@@ -602,6 +606,8 @@ class StridedArray:
         """The same layout over another storage, e.g. ``base.with_storage(w.storage)`` to see
         a write made through another view ``w`` of the same storage (``w = x.at[...].add(v)``).
 
+        Args:
+          storage: the new storage, a 1-D array (``(*batch, N)`` for a batched array).
         Raises:
           StorageError: ``storage`` is not 1-D (for a batched array: has no batch axes) or
             is shorter than the layout's ``required_storage_size``."""
@@ -698,11 +704,15 @@ class StridedArray:
         return self.contiguous().view(new_shape)
 
     def flatten(self, start_dim: Any = 0, end_dim: Any = -1) -> StridedArray:
-        """Merge dims ``start_dim .. end_dim`` into one: a view when ``view`` would succeed,
-        else a copy (rank 0 becomes shape ``(1,)``; ``start_dim == end_dim`` returns the input).
+        """Merge dims ``start_dim`` to ``end_dim`` (inclusive) into one: a view when ``view``
+        would succeed, else a copy (rank 0 becomes shape ``(1,)``; ``start_dim == end_dim``
+        returns the input).
 
         Forms: ``x.flatten(start_dim=0, end_dim=-1)``, ``fs.flatten(x, start_dim=0, end_dim=-1)``.
 
+        Args:
+          start_dim: the first dim merged (negative counts from the end).
+          end_dim: the last dim merged (negative counts from the end).
         Returns:
           A ``StridedArray`` of rank ``ndim - (end_dim - start_dim)``.
         Raises:
@@ -723,7 +733,8 @@ class StridedArray:
         Forms: ``x.unflatten(dim, sizes)``, ``fs.unflatten(x, dim, sizes)``.
 
         Args:
-          dim: the dim to split. sizes: a non-empty sequence of ints multiplying to its extent.
+          dim: the dim to split.
+          sizes: a non-empty sequence of ints multiplying to its extent.
         Returns:
           A ``StridedArray`` of rank ``ndim + len(sizes) - 1`` over the same storage.
         Raises:
@@ -790,8 +801,8 @@ class StridedArray:
         return self._view(views.unsqueeze(self.layout, dim))
 
     @_shares_doc(views.expand)
-    def expand(self, *sizes: Any) -> StridedArray:
-        return self._view(views.expand(self.layout, _shape_args(sizes)))
+    def expand(self, *shape: Any) -> StridedArray:
+        return self._view(views.expand(self.layout, _shape_args(shape)))
 
     def expand_as(self, other: Any) -> StridedArray:
         """``expand(other.shape)``: broadcast to the shape of another array (a view).
@@ -903,6 +914,9 @@ def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> St
 def shares_storage(a: StridedArray, b: StridedArray) -> bool:
     """True when ``a`` and ``b`` are views of one storage object (the same ``jax.Array``).
 
+    Args:
+      a: a ``StridedArray``.
+      b: another ``StridedArray``.
     Returns:
       A Python bool; ``False`` when either is not a ``StridedArray``.
     Raises:
@@ -920,8 +934,12 @@ def overlaps(a: Any, b: Any) -> bool:
     """True when ``a`` and ``b`` share a storage element.
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
-    two :class:`Layout` over one storage. Exact (see ``functional_strides._src.core.overlap.overlap``).
+    two :class:`Layout` over one storage. Exact, for any layouts (the search of
+    :func:`overlap_witness`).
 
+    Args:
+      a: a ``StridedArray``, or a :class:`Layout`.
+      b: another of the same kind (a layout over the same storage).
     Raises:
       LayoutError: an offset is traced.
       LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``.

@@ -379,7 +379,7 @@ class Layout:
 
     @property
     def required_storage_size(self) -> Any:
-        """Smallest storage length that holds every index: highest index + 1, that is
+        """Smallest storage length that holds every index, the highest index + 1, that is
         ``offset + sum((n-1)*s for s > 0) + 1``, or 0 when empty. Semantics:
         ``torch._prims_common.compute_required_storage_length`` (non-negative strides)."""
         if self.is_empty:

@@ -45,6 +45,9 @@ class MemoryFormat:
     Its ``repr`` is PyTorch's (``torch.channels_last``); the functions of this library that
     take a ``memory_format`` also accept PyTorch's own objects (``torch.channels_last``).
 
+    Args:
+      name: the format's name, as PyTorch's (``"channels_last"``); only the four singletons
+        exist.
     Raises:
       Nothing; build none: use the four singletons (a ``memory_format=`` argument that is
       neither one of them nor PyTorch's raises ``LayoutTypeError`` where it is passed).
@@ -66,9 +69,14 @@ class MemoryFormat:
         return self.name  # pickles as the module-level singleton
 
 
+#: Row-major strides, the last dim fastest (``torch.contiguous_format``).
 contiguous_format = MemoryFormat("contiguous_format")
+#: Rank-4 NCHW dims stored as NHWC, channels fastest (``torch.channels_last``).
 channels_last = MemoryFormat("channels_last")
+#: Rank-5 NCDHW dims stored as NDHWC, channels fastest (``torch.channels_last_3d``).
 channels_last_3d = MemoryFormat("channels_last_3d")
+#: A copy keeps the strides of a non-overlapping and dense input, else the order of its strides
+#: (``torch.preserve_format``).
 preserve_format = MemoryFormat("preserve_format")
 
 _FORMATS = {f.name: f for f in (contiguous_format, channels_last, channels_last_3d, preserve_format)}

@@ -80,7 +80,8 @@ def normalize_axis_tuple(axis: Any, ndim: int, *, op: str, name: str = "axis",
     """An int or a sequence of ints, each wrapped into ``[0, ndim)``.
 
     Raises:
-      OutOfRangeError: an axis out of range. LayoutError: a repeated axis (unless allowed).
+      OutOfRangeError: an axis out of range.
+      LayoutError: a repeated axis (unless allowed).
     Example:
       >>> normalize_axis_tuple((0, -1), 3, op="f")
       (0, 2)
@@ -168,7 +169,8 @@ def squeeze(layout: Layout, axis: Any = None) -> Layout:
     """Drop size-1 axes: all of them (``axis=None``) or those named.
 
     Raises:
-      LayoutError: a named axis has size other than 1. OutOfRangeError: out of range.
+      LayoutError: a named axis has size other than 1.
+      OutOfRangeError: out of range.
     Example:
       >>> squeeze(Layout((1, 3, 1), (9, 1, 1))).shape
       (3,)
@@ -194,7 +196,8 @@ def expand_dims(layout: Layout, axis: Any) -> Layout | None:
     ``expand_dims`` as a reshape).
 
     Raises:
-      OutOfRangeError: an axis out of range of the result's rank. LayoutError: repeated.
+      OutOfRangeError: an axis out of range of the result's rank.
+      LayoutError: repeated.
     Example:
       >>> expand_dims(Layout((2, 3), (3, 1)), 0).strides
       (6, 3, 1)
@@ -254,7 +257,8 @@ def diagonal(layout: Layout, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) ->
     """The diagonal of axes ``axis1``/``axis2`` as a last axis of stride ``s1 + s2``.
 
     Raises:
-      LayoutError: rank < 2, or the two axes are the same. OutOfRangeError: out of range.
+      LayoutError: rank < 2, or the two axes are the same.
+      OutOfRangeError: out of range.
     Example:
       >>> str(diagonal(Layout((3, 4), (4, 1)), 1))
       '(3,):(5,)+1'
@@ -288,7 +292,8 @@ def flip(layout: Layout, axis: Any = None) -> Layout:
     """Reverse the order of elements along ``axis`` (all axes for ``None``).
 
     Raises:
-      LayoutError: a repeated axis. OutOfRangeError: out of range.
+      LayoutError: a repeated axis.
+      OutOfRangeError: out of range.
     Example:
       >>> str(flip(Layout((2, 3), (3, 1)), 1))
       '(2,3):(3,-1)+2'

@@ -112,7 +112,9 @@ def hier_unzip(splitter: Any, layoutA: Any, layoutB: Any) -> Layout:  # noqa: N8
 
     Args:
       splitter: ``f(layout, tile) -> Layout`` of rank 2 (``logical_divide`` or
-        ``logical_product``); layoutA: a Layout (or int/tuple shape); layoutB: a Layout, an
+        ``logical_product``).
+      layoutA: a Layout (or int/tuple shape).
+      layoutB: a Layout, an
         int, ``None``, or a tuple of them with at most ``rank(layoutA)`` entries.
     Returns:
       A rank-2 Layout (whatever ``splitter`` returns for a non-tuple ``B``).
@@ -147,7 +149,8 @@ def zipped_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
     rounded up and reaches past ``size(A)`` (``A``'s last mode is unbounded, as in CuTe).
 
     Args:
-      layoutA: a Layout (or an int/tuple shape); layoutB: the tiler, a Layout, an int (``n:1``)
+      layoutA: a Layout (or an int/tuple shape).
+      layoutB: the tiler, a Layout, an int (``n:1``)
         or a tuple of them / ``None`` with at most ``rank(layoutA)`` entries.
     Returns:
       A rank-2 Layout ``(tile, rest)``.
@@ -171,7 +174,8 @@ def tiled_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
     ``(a, b)``.
 
     Args:
-      layoutA: a Layout (or an int/tuple shape); layoutB: the tiler, as :func:`zipped_divide`.
+      layoutA: a Layout (or an int/tuple shape).
+      layoutB: the tiler, as :func:`zipped_divide`.
     Returns:
       A Layout of rank ``1 + rank(rest)``.
     Raises:
@@ -194,7 +198,8 @@ def flat_divide(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
     the tile and of the rest are unpacked one level.
 
     Args:
-      layoutA: a Layout (or an int/tuple shape); layoutB: the tiler, as :func:`zipped_divide`.
+      layoutA: a Layout (or an int/tuple shape).
+      layoutB: the tiler, as :func:`zipped_divide`.
     Returns:
       A Layout whose modes are those of ``zipped_divide(A, B)[0]`` then ``[1]``.
     Raises:
@@ -217,7 +222,8 @@ def zipped_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
     of copy ``j``.
 
     Args:
-      layoutA: the block, a Layout (or an int/tuple shape); layoutB: the tiler, a Layout, an
+      layoutA: the block, a Layout (or an int/tuple shape).
+      layoutB: the tiler, a Layout, an
         int (``n:1``), or a tuple of them / ``None`` with at most ``rank(layoutA)`` entries.
     Returns:
       A rank-2 Layout ``(block, repeat)``; ``size == size(A) * size(B)``.
@@ -242,7 +248,8 @@ def tiled_product(layoutA: Any, layoutB: Any) -> Layout:  # noqa: N803
     ``result(i, a, b)`` is element ``i`` of copy ``(a, b)``.
 
     Args:
-      layoutA: the block; layoutB: the tiler, as :func:`zipped_product`.
+      layoutA: the block.
+      layoutB: the tiler, as :func:`zipped_product`.
     Returns:
       A Layout of rank ``1 + rank(zipped_product(A, B)[1])``.
     Raises:
@@ -280,7 +287,8 @@ def blocked_product(block: Any, tiler: Any) -> Layout:
     ``tiler_i``, so a rank-2 result reads as a matrix of whole blocks.
 
     Args:
-      block: a Layout (or an int/tuple shape, compact column-major); tiler: a Layout (or an
+      block: a Layout (or an int/tuple shape, compact column-major).
+      tiler: a Layout (or an
         int/tuple shape), e.g. ``Layout((2, 3))`` for 2 x 3 copies in column-major order.
     Returns:
       A Layout of rank ``r``, each mode coalesced; ``size == size(block) * size(tiler)``.
@@ -305,7 +313,8 @@ def raked_product(block: Any, tiler: Any) -> Layout:
     distribution).
 
     Args:
-      block: a Layout (or an int/tuple shape, compact column-major); tiler: a Layout (or an
+      block: a Layout (or an int/tuple shape, compact column-major).
+      tiler: a Layout (or an
         int/tuple shape).
     Returns:
       A Layout of rank ``max(rank(block), rank(tiler))``, each mode coalesced;

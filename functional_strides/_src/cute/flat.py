@@ -20,12 +20,14 @@ def to_layout(layout: Layout, offset: Any = 0) -> FlatLayout:
     nesting is dropped. A rank-1 int-shaped layout gives a 1-D layout.
 
     Args:
-      layout: a CuTe :class:`Layout` (strides of any sign, as CuTe's); offset: storage
+      layout: a CuTe :class:`Layout` (strides of any sign, as CuTe's).
+      offset: storage
         index of coordinate 0, in elements (CuTe keeps it in the pointer).
     Returns:
       ``functional_strides.Layout(flatten(shape), flatten(stride), offset)``.
     Raises:
-      LayoutError: a ComposedLayout. StorageError: negative strides reach below index 0
+      LayoutError: a ComposedLayout.
+      StorageError: negative strides reach below index 0
         from ``offset`` (the lowest index, ``offset + sum((n-1)*s for s < 0)``, must be >= 0).
     Example:
       >>> str(to_layout(Layout((2, (3, 4)), (12, (4, 1))), offset=5))

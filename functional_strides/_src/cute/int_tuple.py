@@ -213,6 +213,9 @@ def product(a: Any) -> int:
 def inner_product(a: Any, b: Any) -> int:
     """Sum of the products of congruent leaves of ``a`` and ``b``.
 
+    Args:
+      a: an int tuple.
+      b: an int tuple congruent with ``a``.
     Raises:
       LayoutError: ``a`` and ``b`` are not congruent.
     Example:
@@ -250,6 +253,9 @@ def tuple_max(a: Any) -> int:
 def elem_scale(a: Any, b: Any) -> Any:
     """``a`` scaled leaf by leaf by ``b`` (an int leaf of ``a`` takes the product of ``b``'s subtree).
 
+    Args:
+      a: an int tuple.
+      b: an int tuple, of the rank of ``a`` when ``a`` is a tuple.
     Raises:
       LayoutError: ``a`` is a tuple and ``b`` is not, or ranks differ.
     Example:
@@ -270,6 +276,9 @@ def shape_div(a: Any, b: Any) -> Any:
     For ints one must divide the other (``shape_div(2, 4) == 1``, ``shape_div(12, 4) == 3``).
     A tuple ``a`` divided by an int divides its leaves in turn by what is left of ``b``.
 
+    Args:
+      a: the shape divided, an int tuple.
+      b: the divisor, an int tuple.
     Raises:
       LayoutError: two int leaves neither of which divides the other; ranks differ.
     Example:
@@ -298,6 +307,9 @@ def shape_div(a: Any, b: Any) -> Any:
 def prefix_product(a: Any, init: Any = 1) -> Any:
     """Exclusive prefix products of ``a``'s leaves, colexicographic: the compact column-major strides.
 
+    Args:
+      a: an int tuple.
+      init: the first product, an int or a tuple congruent with ``a`` (default 1).
     Raises:
       LayoutError: ``init`` is a tuple that is not congruent with ``a``.
     Example:
@@ -325,7 +337,8 @@ def idx2crd(idx: Any, shape: Any, stride: Any = None) -> Any:
 
     Args:
       idx: an int, or a coordinate congruent with (a prefix of the nesting of) ``shape``.
-      shape: int tuple; stride: the index strides of the leaves (default ``prefix_product(shape)``).
+      shape: int tuple.
+      stride: the index strides of the leaves (default ``prefix_product(shape)``).
     Raises:
       LayoutError: ``idx``, ``shape`` and ``stride`` do not nest alike.
     Example:
@@ -352,6 +365,10 @@ def crd2idx(crd: Any, shape: Any, stride: Any = None) -> int:
 
     ``None`` in ``crd`` counts as 0 (a sliced mode).
 
+    Args:
+      crd: a coordinate (ints and ``None``), or an int index split by ``shape``.
+      shape: the shape, an int tuple.
+      stride: the strides of its leaves (default: ``prefix_product(shape)``, compact column-major).
     Raises:
       LayoutError: ``crd`` nests deeper than ``shape``, or ranks differ.
     Example:
@@ -384,6 +401,11 @@ def crd2idx(crd: Any, shape: Any, stride: Any = None) -> int:
 def crd2crd(crd: Any, dst_shape: Any, src_shape: Any = None) -> Any:
     """Re-express coordinate ``crd`` in ``dst_shape`` (through its colexicographic index).
 
+    Args:
+      crd: the coordinate, congruent with ``src_shape`` (or an int).
+      dst_shape: the shape to express it in.
+      src_shape: the shape ``crd`` is a coordinate of (needed for a tuple ``crd`` onto an int
+        ``dst_shape``).
     Raises:
       LayoutError: a tuple ``crd`` onto an int ``dst_shape`` without ``src_shape``; an int
         coordinate outside its extent.
@@ -412,6 +434,9 @@ def slice_(crd: Any, trg: Any) -> Any:
 
     Kept modes are concatenated one level flat, as CuTe's ``filter_tuple``.
 
+    Args:
+      crd: a coordinate of ints and ``None`` (``None`` keeps a mode).
+      trg: the shape or stride sliced, congruent with ``crd``.
     Raises:
       LayoutError: ``crd`` nests deeper than ``trg`` or ranks differ.
     Example:

@@ -320,7 +320,8 @@ def coalesce(layout: Layout, profile: Any = None) -> Layout:
     ``profile[i]``) and the rest kept, so the result keeps the rank of ``profile``.
 
     Args:
-      layout: a Layout; profile: ``None`` or an int (coalesce all) or an int tuple.
+      layout: a Layout.
+      profile: ``None`` or an int (coalesce all) or an int tuple.
     Returns:
       A Layout of int shape (one mode) or flat tuple shape; ``1:0`` when every extent is 1.
     Raises:
@@ -359,8 +360,8 @@ def filter(layout: Layout, profile: Any = None) -> Layout:  # noqa: A001 - pycut
     later modes are kept as they are, so the result keeps ``len(layout)`` modes.
 
     Args:
-      layout: a Layout (or an int/tuple shape, meaning its compact column-major layout);
-        profile: ``None`` or an int (filter everything) or an int tuple.
+      layout: a Layout (or an int/tuple shape, meaning its compact column-major layout).
+      profile: ``None`` or an int (filter everything) or an int tuple.
     Returns:
       A Layout of int shape or flat tuple shape (coalesced, column-major order kept); ``1:0``
       when every mode is dropped.
@@ -402,6 +403,9 @@ def composition(layoutA: Any, layoutB: Any) -> Any:  # noqa: N803 - pycute's nam
     may index past ``size(A)``. ``A`` may be a :class:`Swizzle` or :class:`ComposedLayout`;
     the result is then a ComposedLayout.
 
+    Args:
+      layoutA: the outer layout ``A``: a Layout, a :class:`Swizzle` or a :class:`ComposedLayout`.
+      layoutB: the inner ``B``: a Layout, an int ``n`` (``n:1``), ``None`` or a tuple tiler.
     Raises:
       LayoutError: ``B`` has a negative stride; the result is not a layout because a stride
         of ``B`` and an extent of ``coalesce(A)`` do not divide one another (stride
@@ -489,7 +493,8 @@ def complement(layout: Any, max_idx: int = 1) -> Layout:
     ordered and disjoint but leaves some gaps unfilled, as pycute's.
 
     Args:
-      layout: a Layout (or an int ``n``, meaning ``n:1``); max_idx: the bound to cover.
+      layout: a Layout (or an int ``n``, meaning ``n:1``).
+      max_idx: the bound to cover.
     Raises:
       LayoutError: a negative stride; a mode starts inside the span of the modes with smaller
         strides (``layout`` overlaps itself, or interleaves as ``(3, 2):(2, 3)`` does).
@@ -611,7 +616,8 @@ def slice_and_offset(crd: Any, layout: Layout) -> tuple[Layout, int]:
     Coordinates are not bounds-checked (as in CuTe).
 
     Args:
-      crd: a coordinate congruent with ``layout.shape`` (ints and ``None``); layout: a Layout
+      crd: a coordinate congruent with ``layout.shape`` (ints and ``None``).
+      layout: a Layout
         (or an int/tuple shape).
     Returns:
       ``(Layout, int)``.

@@ -27,7 +27,8 @@ class Swizzle:
     starting at ``base - min(0, shift)``. Immutable and hashable.
 
     Args:
-      bits: number of bits in the mask, >= 0; base: least-significant bits kept, >= 0;
+      bits: number of bits in the mask, >= 0.
+      base: least-significant bits kept, >= 0.
       shift: distance of the mask, ``abs(shift) >= bits``.
     Raises:
       LayoutError: an argument out of these ranges.
@@ -94,7 +95,8 @@ class ComposedLayout(LayoutBase):
     ``layoutB``. :func:`composition` with a Swizzle or ComposedLayout on the left builds one.
 
     Args:
-      layoutB: the outer function (a :class:`Swizzle` or a Layout); offset: int added first;
+      layoutB: the outer function (a :class:`Swizzle` or a Layout).
+      offset: int added first.
       layoutA: the inner Layout (it gives the domain, rank and modes).
     Raises:
       LayoutError: ``layoutA`` is not a :class:`Layout`; ``layoutB`` is not callable (not a

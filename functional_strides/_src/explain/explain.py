@@ -150,20 +150,44 @@ class Explanation:
             console.print(Text.assemble(*((t, styles.get(s, "")) for t, s in line)), soft_wrap=True)
 
     def figure(self, *, max_cells: int = 4096) -> Any:
-        """The picture of the report as a ``matplotlib.figure.Figure``: left, the storage grid
-        with the view's slots highlighted and numbered in the view's order (shared slots in
-        red, with their count); right, the view's logical grid holding storage indices.
+        """The picture of the report as a ``matplotlib.figure.Figure``, for a layout of any
+        rank: above, the storage in rows with the view's slots highlighted and numbered in the
+        view's order (shared slots in red, with their count); below, the view as nested small
+        multiples of its last two dims (CuTe: its first two modes), each cell holding the
+        storage index of its element and each small grid headed by its leading coordinates.
 
+        Args:
+          max_cells: the most cells drawn, in the storage and in the view each.
+        Returns:
+          The figure; ``fig.axes`` are the storage and the view.
         Raises:
           LayoutError: the storage grid or the view has more than ``max_cells`` cells.
-          ImportError: matplotlib is not installed (``pip install matplotlib``)."""
+          ImportError: matplotlib is not installed (``pip install matplotlib``).
+        Example:
+          >>> e = fs.explain("(2,2,3):(1,6,2)", show=False)
+          >>> [len(ax.patches) for ax in e.figure().axes]         # 12 storage slots, 12 elements
+          [12, 12]"""
         from .plot import figure
 
         return figure(self, max_cells=max_cells)
 
-    def save(self, path: str, **kwargs: Any) -> None:
-        """Save :meth:`figure` to ``path``; the format follows its suffix (``.png``, ``.svg``)."""
-        fig = self.figure()
+    def save(self, path: str, *, max_cells: int = 4096, **kwargs: Any) -> None:
+        """Save :meth:`figure` to ``path``; the format follows its suffix (``.png``, ``.svg``).
+
+        Args:
+          path: the file written.
+          max_cells: as in :meth:`figure`.
+          kwargs: passed to matplotlib's ``savefig`` (``dpi=``, ...).
+        Raises:
+          LayoutError: as :meth:`figure`.
+          ImportError: matplotlib is not installed (``pip install matplotlib``).
+        Example:
+          >>> import tempfile, pathlib
+          >>> with tempfile.TemporaryDirectory() as d:
+          ...     fs.explain("(4,4):(2,1)", show=False).save(f"{d}/windows.svg")
+          ...     pathlib.Path(f"{d}/windows.svg").read_text().startswith("<?xml")
+          True"""
+        fig = self.figure(max_cells=max_cells)
         fig.savefig(path, bbox_inches="tight", **kwargs)
 
 
@@ -255,7 +279,8 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
         why = f"more than {MAX_DRAWN_ELEMENTS} elements" if numel > MAX_DRAWN_ELEMENTS else "indices below 0"
         parts["grid"] = [[(f"(grid and table left out: {why})", "dim")]]
     parts["facts"] = [[(t, None)] for fact in _facts(subject) for t in _wrap(fact, "  ")]
-    parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "  ")]
+    # a plan's facts are indented by 2, the wrapped rest of any line by 4
+    parts["plans"] = [[(t, None)] for fact in _plans(subject) for t in _wrap(fact, "    ")]
     sharded = _sharded_report(x)
     if sharded:
         parts["sharding"] = [[(t, None)] for fact in sharded for t in _wrap(fact, "  ")]

@@ -109,8 +109,9 @@ def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
     return "[" + ", ".join(f"{n}x{s}" for n, s in dims) + "]"
 
 
-def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
-    """The read plan of ``layout`` over a storage of ``n`` elements, and why."""
+def _read_reason(layout: Layout, n: int) -> tuple[str, list[str]]:
+    """The read plan of ``layout`` over a storage of ``n`` elements, and why: one sentence per
+    fact (the first says why the plan applies)."""
     path = _lowering.read_plan(layout)
     if path != "strided_copy":
         return path, _xla_read_reason(layout, n, path)
@@ -119,102 +120,114 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, str]:
     kind = _lowering.copy_kind(c)
     row = c.dims[c.perm[-1]][0] if c.dims else 0
     what = {
-        "tiles": f"a permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements whose last dim jumps "
-                 f">= {_lowering.COPY_TILE_JUMP} elements",
-        "rows": f"a permute of {c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
-                f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
+        "tiles": f"A permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements whose last dim jumps "
+                 f">= {_lowering.COPY_TILE_JUMP} elements.",
+        "rows": f"A permute of {c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
+                f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements.",
         "windows": f"{c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
-                   f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements",
+                   f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements.",
         "far": (f"{c.numel} >= {_lowering.COPY_FAR_PAGE_MIN_ELEMENTS} elements a page apart (stride "
-                f"{c.dims[0][1]} >= {_lowering.COPY_FAR_PAGE})"
+                f"{c.dims[0][1]} >= {_lowering.COPY_FAR_PAGE})."
                 if c.dims and c.dims[0][1] >= _lowering.COPY_FAR_PAGE else
                 f"{c.numel} >= {_lowering.COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
-                f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})"),
-        "every_other": (f"every other element, {_lowering.COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
-                        f"{_lowering.COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)"),
-    }.get(kind, f"{c.numel} elements")
-    return path, (f"{what}: one call of the compiled strided copy on CPU (the output written once in "
-                  "order, a memcpy per contiguous run, tiles of 64 columns by 64 rows (32 by 32 for "
-                  "elements of 8 bytes or more) where the last dim jumps a cache line per element, a "
-                  "large permute's output stored past the caches, chunks spread over "
-                  f"as many threads as XLA's pool has); on other platforms, in derivatives "
-                  f"and under vmap {xla}: {_xla_read_reason(layout, n, xla)}")
+                f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})."),
+        "every_other": (f"Every other element, {_lowering.COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
+                        f"{_lowering.COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)."),
+    }.get(kind, f"{c.numel} elements.")
+    return path, [
+        what,
+        "On CPU: one call of the compiled strided copy.",
+        "It writes the output once, in order, with a memcpy per contiguous run.",
+        "It moves tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more) where the "
+        "last dim jumps a cache line per element.",
+        "It stores a large permute's output past the caches.",
+        "It spreads its chunks over as many threads as XLA's pool has.",
+        f"On other platforms, in derivatives and under vmap: {xla}.",
+        *_xla_read_reason(layout, n, xla),
+    ]
 
 
-def _xla_read_reason(layout: Layout, n: int, path: str) -> str:
-    """Why the XLA read ``path`` of ``layout`` over a storage of ``n`` elements was chosen."""
+def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
+    """Why the XLA read ``path`` of ``layout`` over a storage of ``n`` elements was chosen, one
+    sentence per fact."""
     c = _canonical.canonicalize(layout)
     if path == "empty":
-        return "a zero extent: nothing is read, zeros of the shape are returned"
+        return ["A zero extent: nothing is read.", "Zeros of the shape are returned."]
     dims = _dims_text(c.dims) if c.dims else "[] (one element)"
-    head = f"canonical dims {dims} (extent x stride, size-1 dims dropped, merged, sorted by stride)"
+    head = f"Canonical dims {dims} (extent x stride; size-1 dims dropped, merged, sorted by stride)."
     tail = []
     b = _canonical.box(c.dims)
     if c.perm != tuple(range(len(c.perm))):
         plan = _tiled.tiled_plan(b.shape, c.perm, 4) if b is not None else None
         if plan is not None and _lowering.reads_by_reshapes(n, c.offset, b):
-            tail.append(f"a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
+            tail.append(f"Then a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
                         f"{plan.q_tile} for a 4-byte dtype) of a batch of {plan.batch} ({plan.p}, {plan.q}) "
-                        "matrices")
+                        "matrices.")
         else:
-            tail.append("a transpose back to your order of dims")
+            tail.append("Then a transpose back to your order of dims.")
     if c.broadcast:
-        tail.append(f"a broadcast along stride-0 dims {list(c.broadcast)}")
-    after = ("; then " + " and ".join(tail)) if tail else ""
+        tail.append(f"Then a broadcast along stride-0 dims {list(c.broadcast)}.")
     if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
         _, p, q = _tiled.blocks(b.shape, c.perm)
-        return (f"{head} form a strided box, but its permute moves {p} rows, {q} elements apart, to "
-                      f"the innermost dim (<= {_lowering.GATHER_MAX_ROWS} rows, a multiple of "
-                      f"{_lowering.GATHER_ROWS_APART} apart): one gather of single elements over your dims, "
-                      "indices built in the graph from iota, reads it faster than a transpose")
+        return [head, "They form a strided box.",
+                f"Its permute moves {p} rows, {q} elements apart, to the innermost dim (<= "
+                f"{_lowering.GATHER_MAX_ROWS} rows, a multiple of {_lowering.GATHER_ROWS_APART} apart).",
+                "One gather of single elements over your dims reads it faster than a transpose "
+                "(indices built in the graph from iota)."]
     if path == "structured":
         if len(b.dims) < 2:
-            how = "one strided slice of the storage"
+            how = "One strided slice of the storage reads it; no gather."
         else:
-            how = f"a slice of the storage, a reshape into rows of {b.pitches[0]}, a strided slice"
-        return f"{head} form a strided box: {how}; no gather{after}"
+            how = (f"A slice of the storage, a reshape into rows of {b.pitches[0]} and a strided slice "
+                   "read it; no gather.")
+        return [head, "They form a strided box.", how, *tail]
     k = max(1, _canonical.inner_box_start(c.dims))
     inner, step = _canonical.box(c.dims[k:]), c.dims[k - 1][1]
-    why = (f"{head} are no strided box: rows of {inner.reach} storage elements start every {step}, so "
-           "they overlap or interleave")
+    why = [head, "They form no strided box.",
+           f"Rows of {inner.reach} storage elements start every {step}, so they overlap or interleave."]
     if path == "row_gather":
-        return (f"{why}; rows of >= {_lowering.ROW_GATHER_MIN_ROW} elements at least "
-                      f"{_lowering.ROW_GATHER_MIN_STEP} apart: one gather of whole rows, then the strided "
-                      f"read inside each row{after}")
+        return [*why, f"The rows hold >= {_lowering.ROW_GATHER_MIN_ROW} elements and lie at least "
+                      f"{_lowering.ROW_GATHER_MIN_STEP} apart.",
+                "One gather of whole rows reads them, then the strided read inside each row.", *tail]
     if path == "slices":
-        return f"{why}; a few shifted slices cover the windows{after}"
+        return [*why, "A few shifted slices cover the windows.", *tail]
     short = []
     if inner.reach < _lowering.ROW_GATHER_MIN_ROW:
         short.append(f"rows of {inner.reach} < {_lowering.ROW_GATHER_MIN_ROW} elements")
     if step < _lowering.ROW_GATHER_MIN_STEP:
         short.append(f"rows {step} < {_lowering.ROW_GATHER_MIN_STEP} apart")
-    return (f"{why}; {' and '.join(short)} (a row gather does not pay): one gather of single "
-                  f"elements, indices built in the graph from iota{after}")
+    return [*why, f"A row gather does not pay ({' and '.join(short)}).",
+            "One gather of single elements reads them (indices built in the graph from iota).", *tail]
 
 
-def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, str]:
+def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, list[str]]:
     path = _scatter.write_plan(layout, n, mode=mode)
     if path != "strided_copy":
         return path, _xla_write_reason(layout, n, mode, path)
     xla = _scatter._plan(layout, n, mode, "auto", "write", copy_kernel=False)
     c = _canonical.canonicalize(layout)
-    windows = (f" (overlapping windows {_dims_text(c.dims)}: split over the threads by runs of storage "
-               "slots, each slot's elements in row-major order)" if _scatter._parallel_windows(c) else "")
-    return path, (f"{c.numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode "
-                  f"{mode!r}{windows}: one call of the compiled strided write on CPU, which updates the "
-                  "view's slots in place when the storage is donated (else XLA copies the storage "
-                  f"first); on other platforms, in derivatives, under vmap and for dtypes it does not "
-                  f"{mode} {xla}: "
-                  f"{_xla_write_reason(layout, n, mode, xla)}")
+    out = [f"{c.numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode {mode!r}."]
+    if _scatter._parallel_windows(c):
+        out.append(f"Overlapping windows {_dims_text(c.dims)}: split over the threads by runs of storage "
+                   "slots, each slot's elements in row-major order.")
+    return path, [
+        *out,
+        "On CPU: one call of the compiled strided write.",
+        "It updates the view's slots in place when the storage is donated (else XLA copies the storage "
+        "first).",
+        f"On other platforms, in derivatives, under vmap and for dtypes it does not {mode}: {xla}.",
+        *_xla_write_reason(layout, n, mode, xla),
+    ]
 
 
-def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> str:
-    """Why the XLA write ``path`` of ``layout`` (``mode``, a storage of ``n``) was chosen."""
+def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> list[str]:
+    """Why the XLA write ``path`` of ``layout`` (``mode``, a storage of ``n``) was chosen, one
+    sentence per fact."""
     if path == "empty":
-        return "a zero extent: the storage is returned unchanged"
+        return ["A zero extent: the storage is returned unchanged."]
     c = _canonical.canonicalize(layout)
     if path == "block":
-        return "one contiguous run: a dynamic_update_slice of the storage"
+        return ["One contiguous run: a dynamic_update_slice of the storage."]
     ok = _scatter.WRITES.applies(c, Need(n, mode))
     cover = c.numel / n if ok["block"] else 0.0
     rows = None
@@ -222,37 +235,39 @@ def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> str:
         _, _, inner = _scatter._split_rows(c)
         rows = (inner.reach, _scatter._row_density(c))
     if path == "row_scatter":
-        return (f"rows of {rows[0]} storage elements ({rows[1]:.0%} written; >= "
-                      f"{_scatter.ROW_SCATTER_MIN_ROW} elements, >= {_scatter.ROW_SCATTER_MIN_DENSITY:.0%} "
-                      "written): one scatter of whole rows")
+        return [f"Rows of {rows[0]} storage elements, {rows[1]:.0%} written (>= "
+                f"{_scatter.ROW_SCATTER_MIN_ROW} elements, >= {_scatter.ROW_SCATTER_MIN_DENSITY:.0%} "
+                "written).", "One scatter of whole rows."]
     if path == "structured":
-        return (f"a block of a grid of the storage covering {cover:.0%} of its {n} elements: the "
-                      "storage rewritten by pad/reshape and a select, no index")
+        return [f"A block of a grid of the storage covering {cover:.0%} of its {n} elements.",
+                "The storage is rewritten by pad/reshape and a select, with no index."]
     why = []
     if not ok["row_scatter"]:
         if len(c.dims) < 2:
-            why.append("no rows to scatter (one canonical dim)")
+            why.append("No rows to scatter (one canonical dim).")
         elif c.dims[-1][1] != 1:
-            why.append(f"no dense rows: the innermost canonical dim has stride {c.dims[-1][1]}, so a "
-                       "row update would write the slots between its elements")
+            why.append(f"No dense rows: the innermost canonical dim has stride {c.dims[-1][1]}, so a "
+                       "row update would write the slots between its elements.")
         else:
-            why.append("rows would overlap")
+            why.append("No row scatter: the rows would overlap.")
     elif rows is not None:
-        why.append(f"rows of {rows[0]} elements, {rows[1]:.0%} written, are too short or sparse")
+        why.append(f"Rows of {rows[0]} elements, {rows[1]:.0%} written, are too short or sparse.")
     if ok["block"]:
-        why.append(f"a grid block covering {cover:.0%} of {n} elements; a full rewrite pays from "
-                   f"{_scatter.STRUCTURED_MIN_FRACTION:.0%} of {_scatter.STRUCTURED_MIN_STORAGE} elements")
+        why.append(f"A grid block covers {cover:.0%} of {n} elements; a full rewrite pays from "
+                   f"{_scatter.STRUCTURED_MIN_FRACTION:.0%} of {_scatter.STRUCTURED_MIN_STORAGE} elements.")
     else:
-        why.append("no grid block of the storage")
-    return "one scatter of single elements (" + "; ".join(why) + ")"
+        why.append("No grid block of the storage.")
+    return [*why, "One scatter of single elements."]
 
 
 def _plans(subject: _Subject) -> list[str]:
+    """The read and write plans: for each, a line naming the plan and its first reason, then one
+    indented sentence per further fact."""
     lay, flipped = subject.analysis_layout()
     numel = subject.numel
     span_neg = sum((n - 1) * s for n, s in zip(subject.shape, subject.strides, strict=True) if s < 0)
     if numel and subject.offset + span_neg < 0:
-        return ["read/write plans: none (the layout addresses indices below 0)"]
+        return ["read/write plans: none (the layout addresses indices below 0)."]
     out = []
     note = ""
     if flipped or subject.colex:
@@ -262,26 +277,37 @@ def _plans(subject: _Subject) -> list[str]:
                         "then reversed with lax.rev; PyTorch's as_strided and x[::-1] refuse them)")
         if subject.colex:
             what.append("CuTe's column-major order (the modes reversed into row-major)")
-        rev = (f": fs.flip(fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}), "
-               f"{tuple(flipped)}) is the same view") if flipped else ""
-        out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + rev)
+        out.append("plans below are for " + str(lay) + ", the same slots with " + " and ".join(what) + ".")
+        if flipped:
+            out.append(f"  fs.flip(fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}), "
+                       f"{tuple(flipped)}) is the same view.")
     n = subject.storage_size if subject.storage_size is not None else lay.required_storage_size
     read, why = _read_reason(lay, n)
-    out.append(f"read plan (fs.read_plan): {read}: {why}")
+    out += _plan_lines("read plan (fs.read_plan)", read, why)
     if n < (lay.required_storage_size or 0):
-        return [*out, "write plan: none (the storage is too small for the view)"]
+        return [*out, "write plan: none (the storage is too small for the view)."]
     if numel and not subject.storage_size:
         note = f" (over {n} elements, the required size)"
     witness = _overlap.internal_overlap_witness(lay)
     for mode in ("set", "add"):
         path, why = _write_reason(lay, max(n, 1), mode)
         if mode == "set" and witness is not None:
-            why += "; only with overlap='last' (the row-major last element wins), else OverlapError"
-        out.append(f"write plan (fs.write_plan, mode={mode!r}){note}: {path}: {why}")
-    out.append("eager use (outside jit): a contiguous view reads/writes with one dynamic_slice/"
-               "dynamic_update_slice, any other with one program compiled once per shape (strides "
-               "and offset passed as arrays)")
+            why.append("Only with overlap='last' (the row-major last element wins), else OverlapError.")
+        out += _plan_lines(f"write plan (fs.write_plan, mode={mode!r}){note}", path, why)
+    out.append("eager use (outside jit): a contiguous view reads and writes with one dynamic_slice or "
+               "dynamic_update_slice.")
+    out.append("  Any other view uses one program compiled once per shape (strides and offset passed as "
+               "arrays).")
     return out
+
+
+def _plan_lines(name: str, path: str, sentences: list[str]) -> list[str]:
+    """``name: path: first sentence`` and the other sentences indented, one a line."""
+    first, *rest = sentences
+    word = first.split()[0]
+    if not (len(word) > 1 and word.isupper()):  # "A permute" -> "a permute"; "CPU" stays
+        first = first[0].lower() + first[1:]
+    return [f"{name}: {path}: {first}", *(f"  {t}" for t in rest)]
 
 
 # -- the storage grid -----------------------------------------------------------------------------

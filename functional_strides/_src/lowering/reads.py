@@ -151,7 +151,7 @@ def storage_indices(shape, strides, offset, dtype) -> jax.Array:
       dtype: index dtype (``index_dtype``).
     Returns:
       An array of ``shape`` and ``dtype``; XLA fuses it into the gather that consumes it.
-      (The library's reads pass traced offsets through :func:`dynamic_window`, which clamps
+      (The library's reads pass traced offsets through a ``dynamic_slice`` window, which clamps
       them in their own width, so ``offset`` always fits ``dtype``.)
     Raises:
       Nothing of its own; indices that do not fit ``dtype`` wrap, so pick ``dtype`` with
@@ -471,7 +471,7 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows, a long run of
     far-apart elements (a column, a diagonal) or a mid-sized read of every other element
     (``x[::2, ::2]``) that the compiled strided copy reads faster (on
-    CPU, where the C++ extension is built: :func:`copy_kind`; ``COPY_*`` thresholds), else
+    CPU, where the C++ extension is built; ``COPY_*`` thresholds), else
     ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
     then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
@@ -485,9 +485,9 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
 
     Args:
       layout: the layout to read; with a traced offset the path is that of the same layout
-        at its lowest offset, read from a ``dynamic_slice`` of the storage
-        (:func:`dynamic_window`).
-      method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
+        at its lowest offset, read from a ``dynamic_slice`` of the storage.
+      method: ``"auto"`` or one of :data:`functional_strides.READ_METHODS` to check that it
+        applies.
     Returns:
       ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``,
       ``"gather"`` or ``"strided_copy"``.
@@ -630,9 +630,10 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
         elements.
       layout: the view to read (strides and offset in elements). A traced offset cannot be
         checked at trace time: it is clamped into ``[0, storage size - span - 1]``, as
-        ``lax.dynamic_slice`` clamps (:func:`dynamic_window`); shape and strides are still
+        ``lax.dynamic_slice`` clamps; shape and strides are still
         checked (a view longer than the storage raises).
-      method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"structured"``,
+      method: ``"auto"`` (default: the path :func:`functional_strides.read_plan` names), or
+        one of ``"structured"``,
         ``"slices"``, ``"row_gather"``, ``"gather"``, ``"strided_copy"`` (CPU; other platforms
         read by XLA ops) to force a path. Outside ``jit``,
         ``"auto"`` uses a program compiled once per output shape (no compile per layout:

@@ -473,7 +473,7 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
 
     Paths that apply: ``"block"`` when every canonical stride divides the one above it and
     ``storage_size`` and the view does not wrap around (a block of the storage reshaped to a
-    grid); ``"structured"`` for a strided box (:func:`functional_strides._src.core.canonical.box`:
+    grid); ``"structured"`` for a strided box (the canonical dims form a box:
     every composition of slicing, permutation and expansion); ``"row_scatter"`` for two or
     more canonical dims whose innermost is dense (rows of adjacent slots, so no slot outside
     the view is written), with ``mode="set"`` only when the rows do not overlap;
@@ -499,8 +499,9 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
         the path is that of the same layout at offset 0 over the ``span + 1`` elements it
         lies in (written back with ``dynamic_update_slice``).
       storage_size: elements in the storage.
-      mode: one of :data:`MODES`.
-      method: ``"auto"`` or one of :data:`METHODS` to check that it applies.
+      mode: one of ``"set"``, ``"add"``, ``"mul"``, ``"min"``, ``"max"``.
+      method: ``"auto"`` or one of :data:`functional_strides.WRITE_METHODS` to check that it
+        applies.
     Returns:
       ``"empty"`` (a zero extent: nothing written), ``"block"``, ``"structured"``,
       ``"row_scatter"``, ``"scatter"`` or ``"strided_copy"``.
@@ -585,7 +586,8 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
         (default) or ``"last"`` (the last element in row-major order wins).
       op: the name used in error messages (``"write"``; the methods of ``StridedArray`` pass
         theirs, e.g. ``"at[].add"``).
-      method: ``"auto"`` (default: the path :func:`plan` names), or one of ``"block"``,
+      method: ``"auto"`` (default: the path :func:`functional_strides.write_plan` names), or
+        one of ``"block"``,
         ``"structured"``, ``"row_scatter"``, ``"scatter"``, ``"strided_copy"`` (CPU, modes
         ``"set"`` and ``"add"``) to force a path. Outside ``jit``,
         ``"auto"`` uses a scatter (a ``dynamic_update_slice`` for a contiguous view)

@@ -143,8 +143,10 @@ class ShardedRead:
         neighbours, exchanged with ``lax.ppermute``) or ``"partitioner"`` (the single-device
         lowering partitioned by JAX's SPMD partitioner).
       dim: the output dim sharded over the devices (``None``: replicated output).
-      left, right: per device, the elements it needs from the end of its left neighbour's
-        block and from the start of its right neighbour's (all 0 unless ``"halo"``).
+      left: per device, the elements it needs from the end of its left neighbour's block
+        (all 0 unless ``"halo"``).
+      right: per device, the elements it needs from the start of its right neighbour's block
+        (all 0 unless ``"halo"``).
       block: storage elements per device.
       out_sharding: the output's ``NamedSharding``.
     Raises:
@@ -356,7 +358,7 @@ def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: boo
       LayoutError: ``storage`` is not a 1-D array sharded over more than one device.
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
       StorageError: a view with a concrete offset reaching outside the storage (either
-        end: :func:`functional_strides._src.core.layout.check_in_storage`, as on one device).
+        end, as on one device).
     Example:
       >>> import jax.numpy as jnp
       >>> program(jnp.zeros(8), Layout((2, 2), (1, 2)))       # one device: nothing to partition
@@ -555,12 +557,14 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis.
       layout: the view written through (static offset; elements).
       src: broadcastable to ``layout.shape``; cast to the storage dtype.
-      mode, overlap, op: as :func:`functional_strides._src.lowering.writes.write`.
+      mode: as in :func:`functional_strides.write`.
+      overlap: as in :func:`functional_strides.write`.
+      op: as in :func:`functional_strides.write`.
     Returns:
       The new storage (same shape, dtype and sharding).
     Raises:
       LayoutError: ``storage`` is not sharded over several devices; and the errors of
-        :func:`functional_strides._src.lowering.writes.write` (``OverlapError`` for ``"set"`` through an
+        :func:`functional_strides.write` (``OverlapError`` for ``"set"`` through an
         overlapping view with ``overlap="error"``, ``LayoutError`` for ``src`` that does
         not broadcast); ``LayoutError`` for an unknown ``mode`` or ``overlap``;
         ``StorageError`` for a view reaching outside the storage (either end), on every
@@ -572,7 +576,7 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       ...
       functional_strides.LayoutError: sharded write: the storage (shape (4,)) is not a 1-D array ...
 
-    Semantics: :func:`functional_strides._src.lowering.writes.write` (``jnp``'s ``.at[]``)."""
+    Semantics: :func:`functional_strides.write` (``jnp``'s ``.at[]``)."""
     return write_program(storage, layout, mode=mode, overlap=overlap, op=op)(storage, src)
 
 
@@ -585,7 +589,9 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
       storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis, on more than
         one device.
       layout: the view written through (static offset; elements).
-      mode, overlap, op: as :func:`functional_strides._src.lowering.writes.write`.
+      mode: as in :func:`functional_strides.write`.
+      overlap: as in :func:`functional_strides.write`.
+      op: as in :func:`functional_strides.write`.
     Returns:
       A ``jax.jit``-wrapped function ``f(storage, src) -> new storage`` (same shape, dtype
       and sharding), cached per layout, options, plan and partition.

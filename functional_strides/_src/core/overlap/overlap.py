@@ -255,7 +255,8 @@ def overlap_witness(a: Layout, b: Layout) -> Witness | None:
     ``[offset, offset + span]`` -> ``None``; equal layouts -> the first element.
 
     Args:
-      a, b: :class:`Layout` records (any ranks); strides and offsets in elements.
+      a: a :class:`Layout` record (any rank); strides and offset in elements.
+      b: another, likewise.
     Returns:
       ``None`` when no index is shared, else ``(x, y)`` with ``x`` a coordinate of ``a``,
       ``y`` one of ``b`` and ``a(*x) == b(*y)``.
@@ -279,8 +280,9 @@ def overlaps(a: Layout, b: Layout) -> bool:
     """True when layouts ``a`` and ``b`` over one storage share a storage index (exact).
 
     Args:
-      a, b: :class:`Layout` records of any ranks over the same storage; strides and
-        offsets in elements, offsets Python ints.
+      a: a :class:`Layout` record of any rank; strides and offset in elements, the offset a
+        Python int.
+      b: another, over the same storage, likewise.
     Returns:
       A Python bool; ``False`` when either layout is empty.
     Raises:

@@ -61,7 +61,8 @@ def transpose(layout: Layout, dim0: Any, dim1: Any) -> Layout:
     ``views.transpose(layout, dim0, dim1)``.
 
     Args:
-      dim0, dim1: dims in ``[-ndim, ndim)`` (rank 0 accepts 0 and -1).
+      dim0: a dim in ``[-ndim, ndim)`` (rank 0 accepts 0 and -1).
+      dim1: the other dim, likewise.
     Returns:
       Shape and strides (elements) with the two entries swapped; offset unchanged.
     Raises:
@@ -242,7 +243,8 @@ def movedim(layout: Layout, source: Any, destination: Any) -> Layout:
     ``views.movedim(layout, source, destination)``.
 
     Args:
-      source, destination: an int or a sequence of ints of equal length; negative dims wrap.
+      source: an int or a sequence of ints; negative dims wrap.
+      destination: as ``source``, of equal length: the positions the ``source`` dims move to.
     Returns:
       A permutation of the input's shape and strides (elements); offset unchanged.
     Raises:

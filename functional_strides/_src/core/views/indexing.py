@@ -15,7 +15,7 @@ __all__ = ["chunk", "diagonal", "getitem", "narrow", "select", "split", "unbind"
 
 
 def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
-    """Elements ``start .. start+length-1`` of ``dim`` (``start`` may be negative; a view).
+    """Elements ``start`` to ``start+length-1`` of ``dim`` (``start`` may be negative; a view).
 
     Forms: ``x.narrow(dim, start, length)``, ``fs.narrow(x, dim, start, length)``,
     ``views.narrow(layout, dim, start, length)``.
@@ -25,7 +25,9 @@ def narrow(layout: Layout, dim: Any, start: Any, length: Any) -> Layout:
     computed in int32 when every value fits, else in int64 under ``jax_enable_x64``.
 
     Args:
-      dim: the dim to narrow. start: first element, in ``[-n, n]``. length: count >= 0.
+      dim: the dim to narrow.
+      start: first element, in ``[-n, n]``.
+      length: count >= 0.
     Returns:
       ``shape[dim] == length``, strides unchanged (elements), offset
       ``offset + start * strides[dim]``.
@@ -81,7 +83,8 @@ def select(layout: Layout, dim: Any, index: Any) -> Layout:
     leaves the offset unchanged, whatever its extent.
 
     Args:
-      dim: the dim to drop. index: in ``[-n, n)``, or a traced integer scalar.
+      dim: the dim to drop.
+      index: in ``[-n, n)``, or a traced integer scalar.
     Returns:
       Rank ``ndim - 1``; offset ``offset + index * strides[dim]`` (elements).
     Raises:
@@ -127,7 +130,9 @@ def unfold(layout: Layout, dimension: Any, size: Any, step: Any) -> Layout:
     ``views.unfold(layout, dimension, size, step)``.
 
     Args:
-      dimension: the dim to window. size: window length, ``0 <= size <= n``. step: hop >= 1.
+      dimension: the dim to window.
+      size: window length, ``0 <= size <= n``.
+      step: hop >= 1.
     Returns:
       Rank ``ndim + 1``; offset unchanged.
     Raises:
@@ -165,7 +170,9 @@ def diagonal(layout: Layout, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> L
     ``views.diagonal(layout, ...)``.
 
     Args:
-      offset: 0 for the main diagonal, > 0 above it, < 0 below it. dim1, dim2: distinct dims.
+      offset: 0 for the main diagonal, > 0 above it, < 0 below it.
+      dim1: the first of the two dims the diagonal is taken over.
+      dim2: the second, distinct from ``dim1``.
     Returns:
       Rank ``ndim - 1``; the diagonal's length is ``max(min(n1, n2 - offset), 0)`` for
       ``offset >= 0`` (``max(min(n1 + offset, n2), 0)`` below); the offset moves to its first
@@ -206,7 +213,8 @@ def split(layout: Layout, split_size_or_sections: Any, dim: Any = 0) -> tuple[La
 
     Args:
       split_size_or_sections: an int >= 0 (0 only for an empty dim), or a sequence of sizes
-        summing to the extent. dim: the dim to split.
+        summing to the extent.
+      dim: the dim to split.
     Returns:
       A tuple of views (layouts) sharing strides; offsets advance along ``dim``.
     Raises:
@@ -249,7 +257,8 @@ def chunk(layout: Layout, chunks: Any, dim: Any = 0) -> tuple[Layout, ...]:
     Forms: ``x.chunk(chunks, dim=0)``, ``fs.chunk(x, chunks, dim=0)``, ``views.chunk(layout, ...)``.
 
     Args:
-      chunks: int >= 1. dim: the dim to split.
+      chunks: int >= 1.
+      dim: the dim to split.
     Returns:
       A tuple of views (layouts), as :func:`split` with that piece size.
     Raises:
@@ -279,6 +288,8 @@ def unbind(layout: Layout, dim: Any = 0) -> tuple[Layout, ...]:
 
     Forms: ``x.unbind(dim=0)``, ``fs.unbind(x, dim=0)``, ``views.unbind(layout, dim=0)``.
 
+    Args:
+      dim: the dim removed; negative counts from the end.
     Returns:
       A tuple of ``n`` views (layouts) of rank ``ndim - 1``.
     Raises:
@@ -309,6 +320,8 @@ def getitem(layout: Layout, key: Any) -> Layout:
 
     Forms: ``x[key]``, ``views.getitem(layout, key)``.
 
+    Args:
+      key: an int, a slice, ``None``, ``...``, a traced integer scalar, or a tuple of them.
     Returns:
       The view PyTorch returns for ``key``: ints drop dims, slices scale strides by their
       step and move the offset (elements), ``None`` inserts size-1 dims.

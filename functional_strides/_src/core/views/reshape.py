@@ -20,13 +20,15 @@ def view_strides(shape: Shape, strides: Strides, new_shape: Shape) -> Strides | 
     """Strides that let ``new_shape`` alias a ``(shape, strides)`` layout, or ``None``.
 
     ``shape`` is split into chunks of dims that address storage as one block: the modes of
-    CuTe's ``coalesce`` of the dims read innermost first (:func:`_storage_chunks`); the view
+    CuTe's ``coalesce`` of the dims read innermost first; the view
     exists iff ``new_shape`` splits into chunks of equal element counts. ``new_shape`` must
     already have ``prod(new_shape) == prod(shape)``.
 
     Args:
-      shape, strides: the source layout's extents and strides (elements), one stride per dim.
-      new_shape: the target extents, already resolved (no -1; see :func:`infer_size`).
+      shape: the source layout's extents.
+      strides: the source layout's strides (elements), one per dim.
+      new_shape: the target extents, already resolved (no -1; see
+        :func:`functional_strides.views.infer_size`).
     Returns:
       The strides (elements) of ``new_shape`` over the same storage, or ``None`` when no
       view exists (a new dim would span two storage chunks); the offset is unchanged.
@@ -115,7 +117,7 @@ def view(layout: Layout, shape: Sequence[Any]) -> Layout:
       ``computeStride`` gives (in elements); the offset is unchanged.
     Raises:
       LayoutError: bad ``shape``: two -1, an extent below -1, or a product other than numel
-        (see :func:`infer_size`).
+        (see :func:`functional_strides.views.infer_size`).
       ViewError: no strides express ``shape`` over these elements (a new dim would span two
         storage-contiguous chunks; the message lists the chunks): use ``reshape``, which
         copies when it must, or ``contiguous()`` first.
@@ -197,7 +199,8 @@ def flatten_shape(layout: Layout, start_dim: Any = 0, end_dim: Any = -1) -> Shap
 
     Args:
       layout: the layout flattened (rank ``r``).
-      start_dim, end_dim: the first and last dims merged (negative count from the end).
+      start_dim: the first dim merged (negative counts from the end).
+      end_dim: the last dim merged (negative counts from the end).
     Returns:
       The shape with dims ``start_dim..end_dim`` merged into one of their product's extent
       (rank ``r - (end_dim - start_dim)``); ``(1,)`` for rank 0; ``None`` when nothing merges.
