@@ -57,6 +57,10 @@ def _check_max_work(op: str, max_work: Any) -> None:
                               "pass -1 (exact), 0 (bounds only) or None.")
 
 
+#: NumPy's "exceeded max_work" (``numpy.exceptions.TooHardError``; ``numpy.TooHardError`` before 1.25)
+TooHardError = getattr(np, "exceptions", np).TooHardError
+
+
 def _overlap(a: Any, b: Any, exact: bool) -> bool:
     """Whether two views of one storage object share an element (``exact``), or may (their
     lowest-to-highest ranges of storage indices intersect)."""
@@ -86,25 +90,24 @@ def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
       a, b: ``StridedArray`` views, or NumPy arrays. Anything else (a JAX array, a scalar, a
         NumPy array beside a ``StridedArray``) is a value here, not a view of a storage, and
         gives ``False``.
-      max_work: NumPy's: ``None`` or ``-1`` (``np.MAY_SHARE_EXACT``) for the exact answer, ``0``
-        (``np.MAY_SHARE_BOUNDS``) to compare the ranges of storage indices only. A positive
-        bound on the work gives the exact answer here (the search over views of one storage
-        needs no bound; NumPy's may raise ``numpy.exceptions.TooHardError`` past it).
+      max_work: NumPy's: ``None`` or ``-1`` (``np.MAY_SHARE_EXACT``) for the exact answer;
+        ``0`` (``np.MAY_SHARE_BOUNDS``) to compare the ranges of storage indices only, which
+        answers ``False`` where they do not meet and raises NumPy's ``TooHardError`` where
+        they do. A positive bound on the work gives the exact answer here (the search over
+        views of one storage needs no bound; NumPy's may raise ``TooHardError`` past it).
     Returns:
       ``bool``.
     Raises:
       LayoutError: the two views are over one storage and an offset is not one known
         integer (traced under ``jit``, or one per item of a batch); compare outside ``jit``.
       LayoutTypeError: ``max_work`` is not ``None`` or an int.
+      numpy.exceptions.TooHardError: ``max_work=0`` and the ranges of the views meet.
     Example:
       >>> import jax.numpy as jnp
       >>> x = from_array(jnp.arange(6))
       >>> every_other = getitem(x, slice(None, None, 2))
       >>> shares_memory(x, flip(x)), shares_memory(x, ravel(every_other))   # ravel copies here
       (True, False)
-      >>> odd = getitem(x, slice(1, None, 2))
-      >>> shares_memory(every_other, odd), shares_memory(every_other, odd, max_work=0)
-      (False, True)
       >>> a = np.arange(6)
       >>> shares_memory(a, a[::2]), shares_memory(a[::2], a[1::2])       # NumPy's answers
       (True, False)
@@ -113,12 +116,17 @@ def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
     _check_max_work("shares_memory", max_work)
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return bool(np.shares_memory(a, b, max_work=max_work))
-    return _overlap(a, b, exact=max_work is None or max_work != 0)
+    if max_work == 0 and _overlap(a, b, exact=False):
+        raise TooHardError(f"shares_memory: max_work=0 compares the ranges of storage indices only, and "
+                           f"those of layouts {a.layout} and {b.layout} meet (NumPy's 'Exceeded "
+                           "max_work'); pass max_work=None for the exact answer.")
+    return _overlap(a, b, exact=max_work != 0)
 
 
 def may_share_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
     """True when ``a`` and ``b`` might share an element: by default, when they are views of
     one storage whose ranges of storage indices (lowest to highest element) intersect.
+    Never raises NumPy's ``TooHardError``.
 
     Args:
       a, b: as :func:`shares_memory`; two NumPy arrays get ``np.may_share_memory``'s answer.
