@@ -1,0 +1,113 @@
+"""The smoke subset: what must work on the lowest ``jax``/``jaxlib`` that ``pyproject.toml``
+declares. ``.ci/run`` installs those in a second virtual environment (the package and
+pytest, chex and hypothesis only) and runs this file with the README's examples; it runs in
+the full suite as well. Import; one read forced through every path of the read table and
+one write through every path of the write table, under ``jit``, against the oracle; the
+programs outside ``jit``; ``vmap`` and ``grad``; ``jax.export`` of a read and a write holding
+standard StableHLO only; the version floors themselves."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import functional_strides as fs
+from functional_strides import Layout, oracle
+from functional_strides._src.lowering.reads import READS
+from functional_strides._src.lowering.writes import WRITES
+from functional_strides._src.native import copy_kernel
+
+REPO = Path(__file__).resolve().parents[2]
+
+# (layout, storage size) for which each path applies
+READ_CASES = {
+    "structured": (Layout((4, 3), (1, 4), 1), 16),
+    "slices": (Layout((3, 4), (2, 1)), 12),          # overlapping windows: shifted slices
+    "row_gather": (Layout((5, 8), (3, 1), 2), 40),
+    "gather": (Layout((3, 4), (5, 7), 1), 40),
+    "strided_copy": (Layout((24, 20), (1, 24), 3), 500),
+}
+WRITE_CASES = {
+    "block": (Layout((3, 4), (4, 1), 2), 20),
+    "structured": (Layout((4, 3), (1, 4), 1), 16),
+    "row_scatter": (Layout((5, 8), (10, 1), 2), 60),
+    "scatter": (Layout((3, 4), (5, 7), 1), 40),
+    "strided_copy": (Layout((24, 20), (1, 24), 3), 500),
+}
+
+
+def test_the_cases_cover_every_path_of_the_tables():
+    assert set(READS.table) == set(READ_CASES) and set(WRITES.table) == set(WRITE_CASES)
+
+
+def _needs_native(method: str) -> None:
+    if method == "strided_copy" and copy_kernel.native is None:
+        pytest.skip("the C++ extension is not built: the strided copy is XLA's path there")
+
+
+@pytest.mark.parametrize("method", READ_CASES)
+def test_one_read_per_path(method):
+    _needs_native(method)
+    layout, n = READ_CASES[method]
+    storage = (np.arange(n) % 17).astype(np.float32)
+    got = jax.jit(lambda s: fs.materialize(s, layout, method=method))(storage)
+    np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
+    eager = fs.materialize(jnp.asarray(storage), layout)
+    np.testing.assert_array_equal(np.asarray(eager), oracle.materialize(storage, layout))
+
+
+@pytest.mark.parametrize("method", WRITE_CASES)
+def test_one_write_per_path(method):
+    _needs_native(method)
+    layout, n = WRITE_CASES[method]
+    storage = (np.arange(n) % 13).astype(np.float32)
+    values = (np.arange(layout.numel) % 7).astype(np.float32).reshape(layout.shape)
+    mode = "add"
+    got = jax.jit(lambda s, v: fs.write(s, layout, v, mode=mode, method=method))(storage, values)
+    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, mode))
+    eager = fs.write(jnp.asarray(storage), layout, values, mode="set")
+    np.testing.assert_array_equal(np.asarray(eager), oracle.scatter(storage, layout, values, "set"))
+
+
+def test_views_under_vmap_and_grad():
+    x = fs.from_array(jnp.arange(12.0).reshape(3, 4))
+    batch = jax.vmap(lambda s: fs.StridedArray(s, x.t().layout).contiguous().storage)(jnp.stack([x.storage] * 2))
+    np.testing.assert_array_equal(np.asarray(batch)[1], np.arange(12.0).reshape(3, 4).T.reshape(-1))
+    grad = jax.grad(lambda s: jnp.sum(jnp.asarray(x.t()[1:].with_storage(s)) ** 2))(x.storage)
+    want = np.where(np.arange(12) % 4 == 0, 0.0, 2 * np.arange(12.0))
+    np.testing.assert_array_equal(np.asarray(grad), want)
+    frames = fs.from_array(jnp.zeros(10)).unfold(0, 4, 2)
+    assert frames.at[...].add(1.0).storage.tolist() == [1, 1, 2, 2, 2, 2, 2, 2, 1, 1]
+
+
+def test_export_holds_standard_stablehlo():
+    t = Layout((24, 20), (1, 24), 3)
+    storage = jnp.linspace(-1.0, 1.0, 500)
+    for f in (lambda s: fs.materialize(s, t), lambda s: fs.write(s, t, 1.0, mode="add")):
+        exp = jax.export.export(jax.jit(f))(storage)
+        assert "custom_call" not in exp.mlir_module()
+        np.testing.assert_array_equal(np.asarray(exp.call(storage)), np.asarray(jax.jit(f)(storage)))
+
+
+def _floor(name: str) -> tuple[int, ...]:
+    """The floor of ``name`` in the ``[project]`` dependencies of pyproject.toml."""
+    text = (REPO / "pyproject.toml").read_text()
+    dependencies = text.split("\n[project]\n", 1)[1].split("\ndependencies = [", 1)[1].split("\n]", 1)[0]
+    (version,) = re.findall(rf'"{name}>=([0-9.]+)"', dependencies)
+    return tuple(int(p) for p in version.split("."))
+
+
+def _version(module) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", module.__version__)[:3])
+
+
+def test_the_installed_jax_is_at_least_the_declared_floor():
+    import jaxlib
+
+    assert _version(jax) >= _floor("jax") and _version(jaxlib) >= _floor("jaxlib")
+    assert _floor("jax") == _floor("jaxlib")
