@@ -8,7 +8,11 @@ standard StableHLO only; the version floors themselves."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import jax
@@ -92,6 +96,43 @@ def test_export_holds_standard_stablehlo():
         exp = jax.export.export(jax.jit(f))(storage)
         assert "custom_call" not in exp.mlir_module()
         np.testing.assert_array_equal(np.asarray(exp.call(storage)), np.asarray(jax.jit(f)(storage)))
+
+
+# one storage across two simulated devices: a halo read and write (jax.shard_map, ppermute), a
+# transpose (one all-to-all), and the strided copy and write inside jax.shard_map
+SHARDED = textwrap.dedent("""
+    import os
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import functional_strides as fs
+    from functional_strides import Layout, StridedArray, oracle
+
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    plain = (np.arange(4160, dtype=np.float32) % 97) - 3
+    storage = jax.device_put(jnp.asarray(plain), NamedSharding(mesh, P("x")))
+    frames = StridedArray(storage, Layout.contiguous((4160,))).unfold(0, 256, 64)
+    np.testing.assert_array_equal(np.asarray(frames.contiguous()), oracle.materialize(plain, frames.layout))
+    src = np.ones(frames.shape, np.float32)
+    new = frames.at[...].add(src)
+    np.testing.assert_array_equal(np.asarray(new.storage), oracle.scatter(plain, frames.layout, src, "add"))
+    t = StridedArray(storage[:4096], Layout.contiguous((64, 64))).t()
+    np.testing.assert_array_equal(np.asarray(t.contiguous()), plain[:4096].reshape(64, 64).T)
+    from functional_strides._src.native import copy_kernel
+    method = "auto" if copy_kernel.native is None else "strided_copy"
+    body = lambda s: fs.materialize(s[0], Layout((40, 32), (1, 40)), method=method)[None]
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+    two = plain[:4096].reshape(2, 2048)
+    got = np.asarray(f(two))
+    np.testing.assert_array_equal(got[1], oracle.materialize(two[1], Layout((40, 32), (1, 40))))
+    print("OK")
+""")
+
+
+def test_one_storage_across_devices():
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.split() == ["OK"], proc.stdout + proc.stderr
 
 
 def _floor(name: str) -> tuple[int, ...]:
