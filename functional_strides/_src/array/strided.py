@@ -189,7 +189,12 @@ class StridedArray:
 
     Element ``x[i_0, ..., i_k]`` is ``storage[layout.offset + sum_d i_d * layout.strides[d]]``
     (strides and offset in elements). A JAX pytree whose leaves are the storage (and the
-    offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``.
+    offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``. The
+    gradient of a loss through a view lives on its storage:
+    ``jax.grad(lambda s: loss(x.with_storage(s)))(x.storage)``; ``jax.grad(loss,
+    allow_int=True)(x)`` gives the same storage in a cotangent whose offset is float0 (a
+    plain ``jax.grad(loss)(x)`` is refused by JAX: the offset is an integer). See
+    docs/gradients.md, and docs/export.md for ``jax.export``.
 
     Args:
       storage: 1-D JAX or NumPy array of any dtype; with ``batched=True``, an array of shape
