@@ -83,7 +83,7 @@ EXPORT = """
 # A fresh process that cannot import functional_strides: deserialize, run, compare.
 RUN_ELSEWHERE = """
     import sys
-    import jax, numpy as np
+    import jax, jax.export, numpy as np
     for name in ("transposed", "framed", "overlap_add"):
         data = np.load(f"{name}.npz")
         args = [data[f"arr_{i}"] for i in range(len(data.files) - 1)]
@@ -145,7 +145,7 @@ def test_strided_arrays_and_layouts_are_arguments_and_results_of_a_serialized_ex
 def test_deserializing_their_treedefs_needs_the_library_imported(tmp_path):
     _run(PYTREES, tmp_path)
     code = """
-        import jax
+        import jax, jax.export
         with open("pytrees.bin", "rb") as f:
             data = bytearray(f.read())
         try:
