@@ -154,3 +154,31 @@ def test_deserializing_their_treedefs_needs_the_library_imported(tmp_path):
             print("functional_strides.StridedArray" in str(e))
     """
     assert _run(code, tmp_path, library=False).strip() == "True"
+
+
+# -- outside a trace ---------------------------------------------------------------------------
+
+def test_outside_a_trace_the_handler_runs_op_by_op():
+    """Under ``jax.disable_jit`` (and called directly) the primitive is evaluated, not
+    lowered: the handler on CPU operands, with the values of the XLA path."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from functional_strides import Layout, materialize, oracle, write
+    from functional_strides._src.lowering.reads import _lower_xla
+    from functional_strides._src.native import copy_kernel as kernel
+
+    layout = Layout((512, 512), (1, 512))
+    storage = np.arange(512 * 512, dtype=np.float32) % 251
+    want = oracle.materialize(storage, layout)
+    before = kernel.handler_time()[0]
+    with jax.disable_jit():
+        read = materialize(jnp.asarray(storage), layout, method="strided_copy")
+        frames = Layout((4096, 4), (1, 1))
+        added = write(jnp.zeros(4099), frames, 1.0, mode="add", method="strided_copy")
+    np.testing.assert_array_equal(np.asarray(read), want)
+    np.testing.assert_array_equal(np.asarray(added),
+                                  oracle.scatter(np.zeros(4099, np.float32), frames, np.float32(1.0), "add"))
+    np.testing.assert_array_equal(np.asarray(kernel.read(storage, layout, _lower_xla, np.int32)), want)
+    assert kernel.handler_time()[0] >= before + 3

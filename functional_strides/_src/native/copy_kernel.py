@@ -192,7 +192,13 @@ def _native_or_xla_abstract_eval(*avals, native, xla):
 
 
 def _native_or_xla_impl(*operands, native, xla):
-    return jax.jit(functools.partial(native_or_xla_p.bind, native=native, xla=xla))(*operands)
+    """Outside a trace (a direct call, or under ``jax.disable_jit``): the handler where the
+    operands live on the CPU, else the XLA lowering, each evaluated op by op."""
+    platforms = {d.platform for x in operands if isinstance(x, jax.Array) for d in x.devices()}
+    if platforms == {"cpu"} or (not platforms and jax.default_backend() == "cpu"):
+        (out,) = jax_core.jaxpr_as_fun(native)(*operands)
+        return out
+    return xla(*operands)
 
 
 def takes_native(ctx) -> bool:
