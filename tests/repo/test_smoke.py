@@ -152,10 +152,12 @@ def _version(module) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", module.__version__)[:3])
 
 
-def test_the_installed_jax_is_at_least_the_declared_floor():
+def test_the_installed_versions_are_at_least_the_declared_floors():
     import jaxlib
+    import ml_dtypes
 
-    assert _version(jax) >= _floor("jax") and _version(jaxlib) >= _floor("jaxlib")
+    for module in (jax, jaxlib, np, ml_dtypes):
+        assert _version(module) >= _floor(module.__name__), module
     assert _floor("jax") == _floor("jaxlib")
 
 
@@ -163,5 +165,6 @@ def test_ci_runs_this_subset_on_the_floor_without_torch():
     script = (REPO / ".ci" / "run").read_text()
     floor = script[script.index("read -r jax_floor jaxlib_floor"):]
     assert '"jax==$jax_floor" "jaxlib==$jaxlib_floor"' in floor and "--no-build-isolation -e ." in floor
+    assert '"numpy==$numpy_floor.*"' in floor and '"ml_dtypes==$ml_dtypes_floor.*"' in floor
     assert "parity" not in floor and "torch==" not in floor
     assert "python -m pytest -q tests/repo/test_smoke.py README.md" in floor
