@@ -32,6 +32,7 @@ from ._src.array.numpy_functions import diagonal as diagonal
 from ._src.array.numpy_functions import expand_dims as expand_dims
 from ._src.array.numpy_functions import flip as flip
 from ._src.array.numpy_functions import getitem as getitem
+from ._src.array.numpy_functions import may_share_memory as may_share_memory
 from ._src.array.numpy_functions import moveaxis as moveaxis
 from ._src.array.numpy_functions import ravel as ravel
 from ._src.array.numpy_functions import reshape as reshape
@@ -49,6 +50,7 @@ __all__ = [
     "expand_dims",
     "flip",
     "getitem",
+    "may_share_memory",
     "moveaxis",
     "ravel",
     "reshape",

@@ -152,7 +152,10 @@ def view_as_complex_layout(layout: Layout) -> Layout:
 
     Raises:
       LayoutError: rank 0; last dim not of size 2 or not of stride 1; a stride of a dim of
-        size other than 1, or the offset, is odd (PyTorch's messages, in its order).
+        size other than 1, or the offset, is odd (PyTorch's messages, in its order); the
+        offset is traced (a view passed into ``jit`` has a traced offset, whose divisibility
+        by 2 cannot be checked: make the view outside ``jit``, or pass the storage and build
+        the view inside with a static offset), as ``view(dtype)`` refuses it.
     Example:
       >>> str(view_as_complex_layout(Layout((3, 2), (4, 1), 2)))
       '(3,):(2,)+1'

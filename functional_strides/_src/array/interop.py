@@ -84,7 +84,9 @@ def from_numpy(a: Any, /) -> StridedArray:
       A ``StridedArray`` whose storage shares no memory with ``a``.
     Raises:
       LayoutError: a byte stride of ``a`` is not a multiple of its itemsize (a view into a
-        structured or packed buffer); the message names the dims.
+        structured or packed buffer); the message names the dims. A stride that addresses
+        nothing (of a dim of extent 1, or of an empty array) is never refused: it becomes 0
+        where it is no whole number of elements (DLPack allows it; ``np.from_dlpack`` too).
       LayoutTypeError: ``a`` is not a NumPy array, or its dtype is not one JAX has.
     Example:
       >>> import numpy as np
@@ -102,14 +104,17 @@ def from_numpy(a: Any, /) -> StridedArray:
                               "from_array(x) for a JAX array or a nested list (a dense import).")
     _jax_dtype(a.dtype, "from_numpy")
     item = a.itemsize
-    bad = [(d, s) for d, s in enumerate(a.strides) if s % item]
+    # a stride that addresses nothing (a dim of extent 1, any dim of an empty array) need not
+    # be a whole number of elements, as DLPack and np.from_dlpack allow: it becomes 0
+    unused = [n == 1 or a.size == 0 for n in a.shape]
+    bad = [(d, s) for d, s in enumerate(a.strides) if s % item and not unused[d]]
     if bad:
         raise LayoutError(
             f"from_numpy: byte strides {a.strides} of the array of shape {a.shape} and dtype {a.dtype} "
             f"are not all multiples of its itemsize {item} (dims {[d for d, _ in bad]}: strides "
             f"{[s for _, s in bad]} bytes), so they are no whole number of elements. Copy the array "
             "first: from_numpy(np.ascontiguousarray(a)).")
-    strides = tuple(s // item for s in a.strides)
+    strides = tuple(0 if s % item else s // item for s in a.strides)
     if a.size == 0:
         return StridedArray._wrap(_copy_to_jax(np.zeros(0, a.dtype)), Layout(a.shape, strides, 0))
     low = sum((n - 1) * s for n, s in zip(a.shape, strides, strict=True) if s < 0)

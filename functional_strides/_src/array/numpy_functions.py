@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import numpy_views as rules
-from ..core.errors import LayoutError, ViewError
-from ..core.layout import Layout, _trusted, check_in_storage
+from ..core.errors import LayoutError, LayoutTypeError, ViewError
+from ..core.layout import Layout, _trusted, address_range, check_in_storage, contiguous_strides
 from .interop import from_numpy
 from .strided import StridedArray, _over_batch, from_array
 
@@ -20,6 +20,7 @@ __all__ = [
     "expand_dims",
     "flip",
     "getitem",
+    "may_share_memory",
     "moveaxis",
     "ravel",
     "reshape",
@@ -50,32 +51,108 @@ def _copy(x: StridedArray, fn: Any, shape: tuple[int, ...], order: str) -> Strid
     return StridedArray(flat, Layout.contiguous(shape, order), batched=bool(x.batch_shape))
 
 
-def shares_memory(a: StridedArray, b: StridedArray) -> bool:
-    """True when ``a`` and ``b`` address a common element of one storage (exact).
+def _check_max_work(op: str, max_work: Any) -> None:
+    if max_work is not None and (isinstance(max_work, bool) or not isinstance(max_work, (int, np.integer))):
+        raise LayoutTypeError(f"{op}: max_work must be None or an int (got max_work={max_work!r}); "
+                              "pass -1 (exact), 0 (bounds only) or None.")
+
+
+#: NumPy's "exceeded max_work" (``numpy.exceptions.TooHardError``; ``numpy.TooHardError`` before 1.25)
+TooHardError = getattr(np, "exceptions", np).TooHardError
+
+
+def _overlap(a: Any, b: Any, exact: bool) -> bool:
+    """Whether two views of one storage object share an element (``exact``), or may (their
+    lowest-to-highest ranges of storage indices intersect)."""
+    if not (isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage):
+        return False
+    if exact:
+        return a.layout.overlaps(b.layout)
+    if a.layout.is_empty or b.layout.is_empty:
+        return False
+    for x in (a, b):
+        if not x.layout.has_static_offset:
+            raise LayoutError(f"may_share_memory: the offset of layout {x.layout} is not one known integer "
+                              "(traced under jit, or one per item of a batch); compare outside jit.")
+    (lo_a, hi_a), (lo_b, hi_b) = (address_range(x.shape, x.layout.strides, x.layout.offset) for x in (a, b))
+    return lo_a <= hi_b and lo_b <= hi_a
+
+
+def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
+    """True when ``a`` and ``b`` address a common element of one storage.
 
     Two views share memory when they are over the same storage object and some storage
-    index (offset plus strides times coordinates, in elements) lies in both; the answer is
-    exact for any strides (0, negative, interleaved), as with NumPy's ``max_work=None``.
+    index (offset plus strides times coordinates, in elements) lies in both. Two NumPy
+    arrays get NumPy's own answer (``np.shares_memory(a, b, max_work=max_work)``): they may
+    share a buffer, which a ``StridedArray`` (a copy, in JAX's memory) never shares with one.
 
     Args:
-      a: a ``StridedArray`` view. Anything else (a JAX or NumPy array, a scalar) is a
-        value here, not a view of a storage, and gives ``False``.
+      a: a ``StridedArray`` view, or a NumPy array. Anything else (a JAX array, a scalar, a
+        NumPy array beside a ``StridedArray``) is a value here, not a view of a storage, and
+        gives ``False``.
       b: another, likewise.
+      max_work: NumPy's: ``None`` or ``-1`` (``np.MAY_SHARE_EXACT``) for the exact answer;
+        ``0`` (``np.MAY_SHARE_BOUNDS``) to compare the ranges of storage indices only, which
+        answers ``False`` where they do not meet and raises NumPy's ``TooHardError`` where
+        they do. A positive bound on the work gives the exact answer here (the search over
+        views of one storage needs no bound; NumPy's may raise ``TooHardError`` past it).
     Returns:
       ``bool``.
     Raises:
       LayoutError: the two views are over one storage and an offset is not one known
         integer (traced under ``jit``, or one per item of a batch); compare outside ``jit``.
+      LayoutTypeError: ``max_work`` is not ``None`` or an int.
+      numpy.exceptions.TooHardError: ``max_work=0`` and the ranges of the views meet.
     Example:
       >>> import jax.numpy as jnp
       >>> x = from_array(jnp.arange(6))
       >>> every_other = getitem(x, slice(None, None, 2))
       >>> shares_memory(x, flip(x)), shares_memory(x, ravel(every_other))   # ravel copies here
       (True, False)
+      >>> a = np.arange(6)
+      >>> shares_memory(a, a[::2]), shares_memory(a[::2], a[1::2])       # NumPy's answers
+      (True, False)
 
     Semantics: ``numpy.shares_memory`` (exact, with element granularity)."""
-    return (isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage
-            and a.layout.overlaps(b.layout))
+    _check_max_work("shares_memory", max_work)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.shares_memory(a, b, max_work=max_work))
+    if max_work == 0 and _overlap(a, b, exact=False):
+        raise TooHardError(f"shares_memory: max_work=0 compares the ranges of storage indices only, and "
+                           f"those of layouts {a.layout} and {b.layout} meet (NumPy's 'Exceeded "
+                           "max_work'); pass max_work=None for the exact answer.")
+    return _overlap(a, b, exact=max_work != 0)
+
+
+def may_share_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
+    """True when ``a`` and ``b`` might share an element: by default, when they are views of
+    one storage whose ranges of storage indices (lowest to highest element) intersect.
+    Never raises NumPy's ``TooHardError``.
+
+    Args:
+      a: as for :func:`shares_memory`; two NumPy arrays get ``np.may_share_memory``'s answer.
+      b: likewise.
+      max_work: NumPy's: ``None`` or ``0`` (``np.MAY_SHARE_BOUNDS``) compares the ranges only;
+        ``-1`` (``np.MAY_SHARE_EXACT``) or a positive int gives :func:`shares_memory`'s exact
+        answer.
+    Returns:
+      ``bool``; ``False`` whenever :func:`shares_memory` is, except that interleaved views
+      (the even and the odd elements) may share by their ranges.
+    Raises:
+      LayoutError: as :func:`shares_memory` (an offset not one known integer).
+      LayoutTypeError: ``max_work`` is not ``None`` or an int.
+    Example:
+      >>> import jax.numpy as jnp
+      >>> x = from_array(jnp.arange(6))
+      >>> even, odd = getitem(x, slice(0, None, 2)), getitem(x, slice(1, None, 2))
+      >>> may_share_memory(even, odd), may_share_memory(even, odd, max_work=-1)
+      (True, False)
+
+    Semantics: ``numpy.may_share_memory``."""
+    _check_max_work("may_share_memory", max_work)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b, max_work=max_work))
+    return _overlap(a, b, exact=max_work is not None and max_work != 0)
 
 
 # -- stride tricks ---------------------------------------------------------------------------------
@@ -87,27 +164,35 @@ def as_strided(x: Any, shape: Any = None, strides: Any = None) -> StridedArray:
     Args:
       x: a ``StridedArray`` (or an array, wrapped as a contiguous one).
       shape: extents (default ``x.shape``).
-      strides: strides in **bytes**, each a multiple of ``x.itemsize``, any sign (default
-        ``x.strides``).
+      strides: strides in **bytes**, each a multiple of ``x.itemsize``, any sign. By default,
+        as NumPy's: the row-major strides of ``shape`` where ``x`` is C-contiguous (NumPy's
+        ``__array_interface__`` then has no strides), else ``x.strides``.
     Returns:
       A ``StridedArray`` over ``x``'s storage: element strides ``strides // itemsize``, the
       offset of ``x``.
     Raises:
-      LayoutError: ``shape`` and ``strides`` differ in length, or a stride is not a
-        multiple of the itemsize (this library addresses whole elements).
+      LayoutError: ``shape`` and ``strides`` (given, or those of a non-contiguous ``x``) differ
+        in length, or a stride is not a multiple of the itemsize (this library addresses whole elements).
       StorageError: the view reaches below the storage start or past its end (the message
         names both ends); NumPy does not check and reads outside its buffer.
     Example:
       >>> import jax.numpy as jnp
       >>> as_strided(jnp.arange(10.0), (4, 4), (8, 4)).tolist()[1]   # float32: window 4, hop 2
       [2.0, 3.0, 4.0, 5.0]
+      >>> as_strided(jnp.arange(12.0), shape=(3, 4)).strides            # C-contiguous: row-major
+      (16, 4)
 
     Semantics: ``numpy.lib.stride_tricks.as_strided`` (``subok``/``writeable`` do not apply:
     every view is read-only, writes are functional)."""
     x = _wrap(x)
     size = tuple(x.shape if shape is None else rules._ints("as_strided", "shape", shape))
     item = x.itemsize
-    given = x.strides if strides is None else rules._ints("as_strided", "strides", strides)
+    if strides is not None:
+        given = rules._ints("as_strided", "strides", strides)
+    elif x.is_contiguous():  # NumPy's __array_interface__ has no strides: a C-contiguous layout of shape
+        given = tuple(s * item for s in contiguous_strides(size))
+    else:
+        given = x.strides
     if len(given) != len(size):
         raise LayoutError(f"as_strided: mismatch in length of strides and shape (got shape={size}, "
                           f"strides={tuple(given)}).")

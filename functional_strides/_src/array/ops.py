@@ -334,7 +334,10 @@ def view_as_complex(x: Any, /) -> StridedArray:
       device memory with ``x``).
     Raises:
       LayoutError: PyTorch's refusals (see PyTorch's ``view_as_complex``); a dtype other than
-        float16/32/64; float16, whose complex counterpart (``torch.complex32``) JAX lacks.
+        float16/32/64; float16, whose complex counterpart (``torch.complex32``) JAX lacks; a
+        traced offset, as in a view passed into ``jit`` (its divisibility by 2 cannot be
+        checked, as for ``x.view(dtype)``): make the view outside ``jit``, or pass the storage
+        and build the view inside, with a static offset.
     Example:
       >>> r = from_array(jnp.array([[1.0, 2.0], [3.0, -4.0]]))
       >>> view_as_complex(r).tolist()

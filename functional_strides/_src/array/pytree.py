@@ -7,13 +7,18 @@ per item, so that ``jax.vmap`` maps it with the storage). A view passed into ``j
 therefore compiles once per (shape, strides, storage shape and dtype): moving a window
 never recompiles. ``Layout`` stays hashable (with an int offset), so it can also be a
 static argument, which keys the compile on the offset too.
+
+Both are registered for ``jax.export``'s serialization of pytrees too, so that they can be
+the arguments and results of a serialized export (docs/export.md).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jax
+import jax.export
 import jax.numpy as jnp
 import numpy as np
 
@@ -65,3 +70,27 @@ def _unflatten(aux: tuple[Any, ...], children) -> StridedArray:
 
 
 jax.tree_util.register_pytree_with_keys(StridedArray, _flatten_with_keys, _unflatten, _flatten)
+
+
+# -- jax.export: the treedefs of exported functions' arguments and results --------------------
+# An exported function's calling convention (its in_tree and out_tree) is serialized with the
+# artifact; a node of another type than JAX's own needs a registration, looked up by name when
+# the artifact is deserialized (with this library imported). The auxiliary data of both types
+# is (shape, strides): tuples of ints, stored as JSON.
+
+def _serialize_aux(aux: tuple[tuple[int, ...], tuple[int, ...]]) -> bytes:
+    shape, strides = aux
+    return json.dumps([list(shape), list(strides)]).encode()
+
+
+def _deserialize_aux(data: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape, strides = json.loads(data)
+    return tuple(shape), tuple(strides)
+
+
+jax.export.register_pytree_node_serialization(
+    Layout, serialized_name="functional_strides.Layout",
+    serialize_auxdata=_serialize_aux, deserialize_auxdata=_deserialize_aux)
+jax.export.register_pytree_node_serialization(
+    StridedArray, serialized_name="functional_strides.StridedArray",
+    serialize_auxdata=_serialize_aux, deserialize_auxdata=_deserialize_aux)

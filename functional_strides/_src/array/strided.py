@@ -18,9 +18,9 @@ from ..core import memory_format as memory_format_module
 from ..core import views
 from ..core.docs import shares_doc as _shares_doc
 from ..core.errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced
+from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
 from ..core.overlap import overlap as _overlap
-from ..lowering.reads import materialize
+from ..lowering.reads import PLACEHOLDER_HINT, check_operands, materialize
 from ..lowering.writes import check_src, write
 from ..sharding import sharded
 from . import tensor_names as _tensor_names
@@ -50,7 +50,7 @@ def _over_batch(fn: Any, batch_ndim: int) -> Any:
 
 
 def _check_storage_rank(storage: Any, layout: Layout) -> None:
-    if jnp.ndim(storage) == 0:
+    if isinstance(storage, (jax.Array, np.ndarray)) and storage.ndim == 0:
         raise StorageError(
             f"StridedArray: the storage is a scalar, not a 1-D array (layout {layout}). This happens "
             "when jax.vmap maps over a StridedArray whose storage is 1-D: vmap then splits the storage "
@@ -77,6 +77,7 @@ def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
     _check_storage_rank(storage, layout)
+    check_operands("materialize", storage, layout, batch=True)
     if sharded.partition(storage) is not None:  # one storage across devices: see sharded.py
         return sharded.read(storage, layout)
     return _map_items(materialize, storage, layout)
@@ -145,6 +146,39 @@ def _operator(name: str) -> Any:
     return method
 
 
+def _is_concrete_array(value: Any) -> bool:
+    return isinstance(value, (jax.Array, np.ndarray)) and not is_traced(value)
+
+
+def _holds_values(storage: Any, offset: Any) -> bool:
+    """Whether the leaves can be read: a concrete array storage of a real dtype (not the
+    float0 of a cotangent) and an integer offset that is an int or a concrete array."""
+    if not _is_concrete_array(storage) or np.dtype(storage.dtype).names is not None:
+        return False
+    if is_static_offset(offset):
+        return True
+    return _is_concrete_array(offset) and np.dtype(offset.dtype).kind in ("i", "u")
+
+
+def _placeholder_meta(storage: Any, layout: Layout) -> str:
+    """The repr of a ``StridedArray`` whose leaves are not all concrete arrays: the static
+    layout, the batch shape and dtype where the storage has them, and each leaf that is not
+    a plain int by its kind (a tracer by JAX's repr, which shows its abstract value)."""
+    parts = [f"layout={layout}"]
+    shape, dtype = getattr(storage, "shape", None), getattr(storage, "dtype", None)
+    if isinstance(shape, tuple) and len(shape) > 1:
+        parts.append(f"batch_shape={shape[:-1]}")
+    try:
+        if dtype is not None and np.dtype(dtype).names is None:
+            parts.append(f"dtype={np.dtype(dtype).name}")
+    except TypeError:
+        pass
+    parts.append(f"storage={leaf_kind(storage)}")
+    if not is_static_offset(layout.offset):
+        parts.append(f"offset={leaf_kind(layout.offset)}")
+    return ", ".join(parts)
+
+
 def _rebuild(storage: Any, layout: Layout) -> StridedArray:
     """Unpickling and ``copy``: the array over ``storage`` with ``layout``."""
     return StridedArray._wrap(storage, layout)
@@ -155,7 +189,12 @@ class StridedArray:
 
     Element ``x[i_0, ..., i_k]`` is ``storage[layout.offset + sum_d i_d * layout.strides[d]]``
     (strides and offset in elements). A JAX pytree whose leaves are the storage (and the
-    offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``.
+    offset, when it is a JAX scalar): it passes through ``jit``, ``vmap`` and ``grad``. The
+    gradient of a loss through a view lives on its storage:
+    ``jax.grad(lambda s: loss(x.with_storage(s)))(x.storage)``; ``jax.grad(loss,
+    allow_int=True)(x)`` gives the same storage in a cotangent whose offset is float0 (a
+    plain ``jax.grad(loss)(x)`` is refused by JAX: the offset is an integer). See
+    docs/gradients.md, and docs/export.md for ``jax.export``.
 
     Args:
       storage: 1-D JAX or NumPy array of any dtype; with ``batched=True``, an array of shape
@@ -204,7 +243,12 @@ class StridedArray:
                                   f"{type(layout).__name__} (got layout={layout!r}); build one with "
                                   "Layout(shape, strides, offset).")
         if not isinstance(storage, jax.Array):
-            storage = jnp.asarray(storage)
+            try:
+                storage = jnp.asarray(storage)
+            except (TypeError, ValueError):
+                raise LayoutTypeError(
+                    f"StridedArray: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
+                    f"(layout {layout}). {PLACEHOLDER_HINT}") from None
         if storage.ndim != 1 and not (batched and storage.ndim >= 1):
             raise StorageError(
                 f"StridedArray: storage must be 1-D (got shape {tuple(storage.shape)}); pass "
@@ -408,22 +452,28 @@ class StridedArray:
     def __repr__(self) -> str:
         """The values (materialised, printed as ``jnp`` prints arrays), the layout in the
         ``(shape):(strides)+offset`` notation (elements), the batch shape when batched, and
-        the dtype. Under a trace nothing is materialised: the layout and the tracer are shown.
+        the dtype. Under a trace nothing is materialised: the layout and the tracers are
+        shown. A leaf that is not a concrete array (what ``jax.eval_shape``, ``jax.tree_util``
+        or ``equinox``'s filters leave in a pytree: a ``ShapeDtypeStruct``, ``None``, a float0
+        cotangent, any object) is shown by its kind, never read.
 
         Example:
           >>> import jax.numpy as jnp
-          >>> from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t()
+          >>> x = from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t()
+          >>> x
           StridedArray([[0., 3.], [1., 4.]], layout=(2,2):(1,3)+0, dtype=float32)
+          >>> jax.eval_shape(lambda v: v[1:], x)
+          StridedArray(layout=(1,2):(1,3)+<ShapeDtypeStruct(int32[])>, dtype=float32, storage=...)
+          >>> jax.tree_util.tree_map(lambda _: None, x)
+          StridedArray(layout=(2,2):(1,3)+<None>, storage=None, offset=None)
 
         Semantics: ``repr(torch.Tensor)`` / ``repr(jax.Array)`` plus the layout."""
         prefix = "StridedArray("
+        storage, offset = self.storage, self.layout.offset
+        if not _holds_values(storage, offset):
+            return f"{prefix}{_placeholder_meta(storage, self.layout)})"
         batch = f", batch_shape={self.batch_shape}" if self.batch_shape else ""
         meta = f"layout={self.layout}{batch}, dtype={np.dtype(self.dtype).name}"
-        offset = self.layout.offset
-        traced = [f"{name}={value!r}" for name, value in (("storage", self.storage), ("offset", offset))
-                  if is_traced(value)]
-        if traced:
-            return f"{prefix}{meta}, {', '.join(traced)})"
         try:
             values = np.asarray(self)
         except LayoutError as e:  # e.g. a scalar storage (vmap over a 1-D storage): say why
@@ -653,6 +703,7 @@ class StridedArray:
         """This array over the storage left by writing ``src`` through ``layout`` (a view of
         this array's storage, with this array's batch axes)."""
         _check_storage_rank(self.storage, layout)
+        check_operands(op, self.storage, layout, batch=True)
         nb = len(self.batch_shape)
         if nb:
             src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)

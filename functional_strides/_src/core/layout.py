@@ -31,6 +31,7 @@ __all__ = [
     "format_layout",
     "is_static_offset",
     "is_traced",
+    "leaf_kind",
 ]
 
 
@@ -226,15 +227,49 @@ def format_layout(shape: Iterable[int], strides: Iterable[int], offset: Offset) 
 
 def _format_offset(offset: Offset) -> str:
     """An offset for messages: its value when known (int, NumPy or concrete JAX scalar),
-    ``<traced>`` under a trace, ``<4 offsets>`` for the per-item offsets of a batched array."""
+    ``<traced>`` under a trace, ``<4 offsets>`` for the per-item offsets of a batched array,
+    and the kind of a placeholder a pytree transform left as the leaf (``jax.eval_shape``'s
+    ``<ShapeDtypeStruct int32[]>``, the ``<float0[]>`` cotangent of ``jax.grad(...,
+    allow_int=True)``, the ``<None>`` of ``eqx.filter_grad`` or ``eqx.partition``, ``<object>``)."""
     if is_static_offset(offset):
         return str(int(offset))
-    if getattr(offset, "ndim", 0) != 0:
+    if is_traced(offset):
+        return "<traced>"
+    kind = getattr(getattr(offset, "dtype", None), "kind", "")
+    integer = hasattr(offset, "__array__") and kind in ("i", "u")
+    if integer and getattr(offset, "ndim", 0) != 0:
         return f"<{'x'.join(map(str, offset.shape))} offsets>"
     try:
-        return str(operator.index(offset))
-    except Exception:  # a tracer refuses conversion
-        return "<traced>"
+        return str(operator.index(offset)) if integer else f"<{leaf_kind(offset)}>"
+    except TypeError:
+        return f"<{leaf_kind(offset)}>"
+
+
+def leaf_kind(value: Any) -> str:
+    """What a pytree leaf is, for reprs that must not read it: ``None``, the type's name,
+    with ``dtype[shape]`` for what has both (``Array(int32[])``, ``ShapeDtypeStruct(float32[12])``,
+    ``ndarray(float0[])``), JAX's own repr for a tracer (it shows the abstract value).
+
+    Example:
+      >>> leaf_kind(None), leaf_kind(np.zeros((2, 3), np.int8)), leaf_kind(object())
+      ('None', 'ndarray(int8[2,3])', 'object')
+    """
+    if value is None:
+        return "None"
+    if is_traced(value):
+        return repr(value)
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    # NumPy's subclasses (JAX's float0 values among them) as ndarray, JAX's array class as Array
+    name = "ndarray" if isinstance(value, np.ndarray) else type(value).__name__
+    name = "Array" if name == "ArrayImpl" else name
+    if dtype is None or shape is None:
+        return name
+    try:
+        dtype = np.dtype(dtype)
+        dtype_name = "float0" if dtype.names == ("float0",) else dtype.name
+    except TypeError:
+        dtype_name = str(dtype)
+    return f"{name}({dtype_name}[{','.join(map(str, shape))}])"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -484,6 +519,36 @@ class Layout:
 
     def __str__(self) -> str:
         return format_layout(self.shape, self.strides, self.offset)
+
+    def __hash__(self) -> int:
+        """By value: a Python int offset, a concrete integer scalar (a NumPy one, or the JAX
+        array a ``Layout`` returned from ``jit`` holds) hashes as that int, as it compares equal
+        to it; a placeholder leaf (``None``, a ``ShapeDtypeStruct``) as itself.
+
+        Raises:
+          TypeError: the offset is traced (its value is unknown), holds one offset per item
+            of a batched array, or is an array that is not an integer (a float0 cotangent),
+            naming which; use ``Layout(shape, strides, int(offset))`` for a key."""
+        offset = self.offset
+        try:
+            return hash((self.shape, self.strides, offset))
+        except TypeError:
+            pass
+        why = None
+        if is_traced(offset):
+            why = "its offset is traced (its value is unknown until the program runs)"
+        elif getattr(offset, "ndim", 0) != 0:
+            why = (f"its offset holds {'x'.join(map(str, offset.shape))} offsets (one per item of a "
+                   "batched array)")
+        else:
+            try:
+                offset = operator.index(offset)
+            except TypeError:
+                why = f"its offset is a {leaf_kind(offset)}, not an integer"
+        if why is not None:
+            raise TypeError(f"Layout {self} is unhashable: {why}; hash Layout(shape, strides, int(offset)) "
+                            "of a concrete offset instead.") from None
+        return hash((self.shape, self.strides, offset))
 
 
 def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:

@@ -48,14 +48,15 @@ import numpy as np
 from jax import lax
 
 from ..core.canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
-from ..core.errors import LayoutError, StorageError
-from ..core.layout import Layout, check_in_storage, is_traced
+from ..core.errors import LayoutError, LayoutTypeError, StorageError
+from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
 from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
 from . import tiled as _tiled
 
-__all__ = ["METHODS", "READS", "dynamic_window", "index_dtype", "materialize", "read_plan", "storage_indices"]
+__all__ = ["METHODS", "READS", "check_operands", "dynamic_window", "index_dtype", "materialize", "read_plan",
+           "storage_indices"]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -622,6 +623,64 @@ def _eager_slice(storage, offset, *, shape):
     return flat.reshape(shape)
 
 
+#: The most bytes an array may take: XLA counts an array's bytes in int64 (a larger one ends
+#: the process inside XLA instead of raising).
+MAX_BYTES = 2**63 - 1
+
+#: What a placeholder leaf comes from, and the way to a gradient through a view.
+PLACEHOLDER_HINT = (
+    "A pytree transform leaves placeholders as leaves (jax.eval_shape: ShapeDtypeStructs; eqx.partition "
+    "and eqx.filter_grad: None; jax.grad(..., allow_int=True): a float0 offset), which describe a view "
+    "but hold no values. To differentiate through a view x, take the gradient with respect to its "
+    "storage: jax.grad(lambda s: loss(x.with_storage(s)))(x.storage) (docs/gradients.md).")
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, (jax.Array, np.ndarray))
+
+
+def check_operands(op: str, storage, layout, *, batch: bool = False) -> None:
+    """The entry check of every read and write: the storage is a 1-D array (with ``batch``:
+    of shape ``(*batch, N)``), the layout a :class:`Layout` whose offset is an integer, and
+    the view's bytes fit XLA's int64 count.
+
+    Raises:
+      LayoutTypeError: ``layout`` is not a ``Layout``; the storage is not a JAX or NumPy
+        array, or the offset not an integer (placeholders such as ``None``, a
+        ``ShapeDtypeStruct`` or a float0 cotangent: the message says where they come from).
+      StorageError: the storage is not 1-D; the view takes more than :data:`MAX_BYTES`.
+    Example:
+      >>> check_operands("materialize", jnp.zeros((10, 10)), Layout((2,), (1,)))
+      Traceback (most recent call last):
+      ...
+      functional_strides.StorageError: materialize: storage must be 1-D (got shape (10, 10); ..."""
+    if not isinstance(layout, Layout):
+        raise LayoutTypeError(f"{op}: layout must be a functional_strides.Layout, not "
+                              f"{type(layout).__name__} (got layout={layout!r}); build one with "
+                              "Layout(shape, strides, offset).")
+    if not _is_array(storage) or np.dtype(storage.dtype).names is not None:
+        raise LayoutTypeError(f"{op}: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
+                              f"(layout {layout}). {PLACEHOLDER_HINT}")
+    shape = tuple(storage.shape)
+    if len(shape) != 1 and not (batch and len(shape) > 1):
+        raise StorageError(f"{op}: storage must be 1-D (got shape {shape}; layout {layout}); pass "
+                           "storage.reshape(-1) for its elements in row-major order, or fs.from_array(x) for "
+                           "the contiguous view of an array of any rank.")
+    offset = layout.offset
+    if not is_static_offset(offset) and not (_is_array(offset) and np.dtype(offset.dtype).kind in ("i", "u")):
+        raise LayoutTypeError(f"{op}: the layout's offset is {leaf_kind(offset)}, not an integer (layout "
+                              f"{layout}). {PLACEHOLDER_HINT}")
+    itemsize = np.dtype(storage.dtype).itemsize
+    items = math.prod(shape[:-1]) * layout.numel
+    if items * itemsize > MAX_BYTES:
+        what = f"{math.prod(shape[:-1])} items of " if len(shape) > 1 else ""
+        raise StorageError(
+            f"{op}: the view {layout} has {what}{layout.numel} elements of {itemsize} "
+            f"bytes ({items * itemsize} bytes), more than any array can hold "
+            f"({MAX_BYTES} bytes, XLA's int64 count). Read or write a part of it (narrow, select, "
+            "slicing), or reduce it without materialising it.")
+
+
 def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> jax.Array:
     """Dense row-major array of shape ``layout.shape``: ``out[i] = storage[layout(*i)]``.
 
@@ -644,7 +703,10 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     Raises:
       StorageError: the layout addresses past the storage end (static offset), or the
         storage's indices exceed int32 while ``jax_enable_x64`` is off (on every path, so
-        that whether a program runs never depends on which lowering was picked).
+        that whether a program runs never depends on which lowering was picked); the storage
+        is not 1-D; the view takes more bytes than an array can (:data:`MAX_BYTES`).
+      LayoutTypeError: the storage is not an array, or the offset not an integer (the
+        placeholders of pytree transforms; see :func:`check_operands`).
       LayoutError: ``method`` is unknown or does not apply to the layout (``"strided_copy"``
         where the extension is not built, or for a packed sub-byte dtype such as ``int4``).
     Example:
@@ -655,6 +717,7 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     Semantics: ``torch.Tensor.contiguous()`` of ``torch.as_strided(storage, shape, strides,
     offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides.
     """
+    check_operands("materialize", storage, layout)
     READS.check_method(method)
     if is_traced(storage) or is_traced(layout.offset):
         return _lower(storage, layout, method)

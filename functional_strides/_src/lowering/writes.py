@@ -67,7 +67,7 @@ from ..core.overlap.overlap import is_monotone
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
 from .product_scatter import ScatterSpec, product_scatter
-from .reads import _check_span, dynamic_window, index_dtype, storage_indices
+from .reads import _check_span, check_operands, dynamic_window, index_dtype, storage_indices
 
 __all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
 
@@ -106,6 +106,41 @@ _SCATTER = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
 _COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 
 
+def _check_integer_values(src: Any, dtype: Any, *, op: str) -> None:
+    """NumPy integers (scalars and arrays) must keep their values: in the integer type JAX
+    makes of them (with ``jax_enable_x64`` off, int64 becomes int32 and uint64 uint32, by
+    wrapping) and in an integer storage's dtype, as a Python int out of range is refused."""
+    if not isinstance(src, (np.ndarray, np.generic)) or src.dtype.kind not in ("i", "u") or src.size == 0:
+        return
+    targets = [np.dtype(jax.dtypes.canonicalize_dtype(src.dtype))]
+    if np.dtype(dtype).kind in ("i", "u"):
+        targets.append(np.dtype(dtype))
+    low, high = src.min(), src.max()
+    for target in targets:
+        info = np.iinfo(target)
+        if low < info.min or high > info.max:
+            if target == np.dtype(dtype):
+                why, fix = "the storage dtype", "cast src explicitly (src.astype(...))"
+            else:
+                why = f"what JAX makes of {src.dtype} with jax_enable_x64 off"
+                fix = "enable 64-bit types: jax.config.update('jax_enable_x64', True)"
+            raise LayoutError(
+                f"{op}: src holds integers from {low} to {high} (dtype {src.dtype}), out of the range of "
+                f"{target} ({why}: {info.min} to {info.max}), so writing them would change their "
+                f"values. Pass values in range, or {fix}.")
+
+
+def _narrows(arr: Any, dtype: Any) -> bool:
+    """A JAX integer array (not weakly typed) of a type whose range the storage's integer
+    dtype does not hold (uint32 into int32): jnp's rule refuses it with 64-bit types on; with
+    them off, jnp's promotion narrows the answer (int64) to int32 and would let it wrap."""
+    if not isinstance(arr, jax.Array) or np.dtype(arr.dtype).kind not in ("i", "u"):
+        return False
+    if np.dtype(dtype).kind not in ("i", "u") or jax.typeof(arr).weak_type:
+        return False
+    return np.promote_types(arr.dtype, dtype) != np.dtype(dtype)
+
+
 def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: Layout | None = None,
               exact: bool = False, batch_shape: tuple[int, ...] = ()) -> jax.Array:
     """``src`` as an array of the storage ``dtype`` and of shape ``(*batch_shape, *shape)`` (a
@@ -130,11 +165,12 @@ def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: 
                 f"{op}: expected src to have a size equal to the slice of input: src shape {src_shape}, "
                 f"slice shape {tuple(shape)}{at}. Give src exactly that shape.")
         return jnp.asarray(src).astype(dtype)
+    _check_integer_values(src, dtype, op=op)
     arr = src if isinstance(src, jax.Array) else None
     try:
         if arr is None:
             arr = jnp.asarray(src) if not isinstance(src, (int, float, complex, bool)) else src
-        fits = jnp.result_type(arr, dtype) == jnp.dtype(dtype)
+        fits = jnp.result_type(arr, dtype) == jnp.dtype(dtype) and not _narrows(arr, dtype)
         arr = jnp.asarray(arr, dtype) if fits else arr
     except (TypeError, ValueError, OverflowError) as err:
         raise LayoutError(
@@ -601,7 +637,10 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
       LayoutError: bad ``mode``/``overlap``/``method`` (or a method that does not apply),
         or ``src`` of a wrong shape or dtype (or no number, or out of the dtype's range).
       StorageError: a static offset and the view runs past the storage end, or the storage's
-        indices exceed int32 while ``jax_enable_x64`` is off.
+        indices exceed int32 while ``jax_enable_x64`` is off; the storage is not 1-D; the view
+        takes more bytes than an array can.
+      LayoutTypeError: the storage is not an array, or the offset not an integer (the
+        placeholders of pytree transforms).
     Example:
       >>> import jax.numpy as jnp
       >>> write(jnp.zeros(6), Layout((2, 2), (1, 3)), jnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
@@ -615,6 +654,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     Semantics: ``torch.as_strided(storage, ...).copy_(src)`` (``add_``, ``mul_``, ...)
     functionalized; ``storage.at[layout.indices()].set(src)`` (``add``, ``mul``, ``min``,
     ``max``) in jnp, with ``"set"`` made deterministic for overlapping views."""
+    check_operands(op, storage, layout)
     check_choice(op, "mode", mode, MODES)
     check_choice(op, "overlap", overlap, ("error", "last"))
     WRITES.check_method(method, op)

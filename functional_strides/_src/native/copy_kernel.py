@@ -25,8 +25,12 @@ runs a stretch at a time), SSE2 otherwise; sets of every other slot take AVX2 to
 (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole loads of the view, the
 slots between rewritten with what they hold).
 
-In a program each is an ``ffi_call`` on CPU and the XLA lowering elsewhere
-(``lax.platform_dependent``); its derivative is the XLA lowering's (``jax.custom_jvp``; a
+In a program each is a primitive of this module whose lowering rule emits the ``ffi_call``
+where the program is lowered for XLA:CPU alone, and the XLA lowering (the same values, bit for
+bit) on every other platform, for several platforms at once, and wherever JAX lowers for
+``jax.export`` (``LoweringParameters.for_export``): an exported program holds standard
+StableHLO only, which runs wherever jax does, in a process that never imports this library
+(docs/export.md). Its derivative is the XLA lowering's (``jax.custom_jvp``; a
 read is linear in the storage), and under ``vmap`` the XLA lowering runs, vmapped
 (``jax.custom_batching.custom_vmap``), since XLA's partitioner can split a batched program
 of XLA ops across devices along the batch but not a custom call. The offset is an operand,
@@ -45,6 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend import core as jax_core
+from jax.interpreters import mlir
 
 from ..core.layout import Layout
 
@@ -165,6 +171,53 @@ def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
                  "manual_axis_type": aval.mat}
 
 
+#: The one primitive of the handlers: ``native`` (the ``ffi_call``, traced into a jaxpr when
+#: bound, which gives the result's type) where the program is lowered for XLA:CPU alone and
+#: not for export, else ``xla`` (the XLA lowering of the same values), chosen by its lowering
+#: rule: what a program lowers to is only known there.
+native_or_xla_p = jax_core.Primitive("functional_strides_native_or_xla")
+
+
+def _native_or_xla(native_fn: Callable[..., jax.Array], xla_fn: Callable[..., jax.Array],
+                   *operands: jax.Array) -> jax.Array:
+    """``native_fn(*operands)`` where the program is lowered for XLA:CPU alone and not for
+    ``jax.export``; ``xla_fn(*operands)`` (the same values) everywhere else."""
+    return native_or_xla_p.bind(*operands, native=jax.make_jaxpr(native_fn)(*operands), xla=xla_fn)
+
+
+def _native_or_xla_abstract_eval(*avals, native, xla):
+    del avals, xla
+    (aval,) = native.out_avals
+    return aval
+
+
+def _native_or_xla_impl(*operands, native, xla):
+    """Outside a trace (a direct call, or under ``jax.disable_jit``): the handler where the
+    operands live on the CPU, else the XLA lowering, each evaluated op by op."""
+    platforms = {d.platform for x in operands if isinstance(x, jax.Array) for d in x.devices()}
+    if platforms == {"cpu"} or (not platforms and jax.default_backend() == "cpu"):
+        (out,) = jax_core.jaxpr_as_fun(native)(*operands)
+        return out
+    return xla(*operands)
+
+
+def takes_native(ctx) -> bool:
+    """Whether a lowering rule's context lowers for XLA:CPU alone, and not for ``jax.export``
+    (whose artifacts must run where this library's handlers are not registered)."""
+    platforms = tuple(ctx.platforms or ctx.module_context.platforms)
+    return platforms == ("cpu",) and not ctx.module_context.lowering_parameters.for_export
+
+
+def _native_or_xla_lowering(ctx, *operands, native, xla):
+    fn = jax_core.jaxpr_as_fun(native) if takes_native(ctx) else xla
+    return mlir.lower_fun(fn, multiple_results=takes_native(ctx))(ctx, *operands)
+
+
+native_or_xla_p.def_impl(_native_or_xla_impl)
+native_or_xla_p.def_abstract_eval(_native_or_xla_abstract_eval)
+mlir.register_lowering(native_or_xla_p, _native_or_xla_lowering)
+
+
 #: The read handler's ``order`` attribute: the order it visits blocks of the output in.
 #: ``"auto"`` is the dense array's, or the storage's for whole contiguous rows where that
 #: writes at most 32 runs of the output at once (attention heads); the others force one
@@ -221,8 +274,8 @@ def _read(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...], strides
     def xla(s, o):
         return fallback(s, Layout(shape, strides, o))
 
-    return lax.platform_dependent(
-        storage, offset, cpu=_unbatched(lambda s, o: _ffi(s, o, shape, strides), xla), default=xla)
+    return _unbatched(functools.partial(_native_or_xla, lambda s, o: _ffi(s, o, shape, strides), xla),
+                      xla)(storage, offset)
 
 
 @_read.defjvp
@@ -264,9 +317,10 @@ def _write(storage, values, offset, shape, strides, mode, serial, fallback):
     def xla(s, v, o):
         return fallback(s, Layout(shape, strides, o), v)
 
-    return lax.platform_dependent(
-        storage, values, offset,
-        cpu=_unbatched(lambda s, v, o: _write_ffi(s, v, o, shape, strides, mode, serial), xla), default=xla)
+    def ffi(s, v, o):
+        return _write_ffi(s, v, o, shape, strides, mode, serial)
+
+    return _unbatched(functools.partial(_native_or_xla, ffi, xla), xla)(storage, values, offset)
 
 
 @_write.defjvp
@@ -345,4 +399,4 @@ def read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array, sha
         (s, o, t), kind = _alike(s, o, t)
         return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype, **kind))(s, o, t)
 
-    return lax.platform_dependent(storage, strides, offset, cpu=ffi, default=fallback)
+    return _native_or_xla(ffi, fallback, storage, strides, offset)
