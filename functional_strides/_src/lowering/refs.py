@@ -12,8 +12,9 @@ for an elementwise ``fn``. Its plans (:func:`plan`), for a static ``layout`` who
 static or traced:
 
 * ``"empty"`` -- a zero extent: nothing is written (nor read).
-* ``"slice"`` -- the view is one contiguous run of the storage (any order of its elements):
-  a 1-D ``dynamic_update_slice`` at its lowest index.
+* ``"slice"`` -- the view is one contiguous run of the storage: a 1-D
+  ``dynamic_update_slice`` at its lowest index (of the values transposed into storage order
+  where the view permutes the run, unless the strided write below takes it).
 * ``"strided_copy"`` -- on CPU where the extension is built, the strided write handler, which
   changes only the view's slots and takes the offset as an operand (no window is cut).
 * ``"row_scatter"`` -- one scatter of whole dense rows, the offset folded into the row
@@ -33,7 +34,8 @@ A traced offset is clamped as reads and functional writes clamp it: into ``[0, s
 
 Outside a trace (eager use) :func:`update` and :func:`read` call a program compiled once per
 (shape, strides, storage size and dtype, update): the ref and the offset are its arguments,
-so a new offset costs no compile, and the program updates the ref in place. (An eager
+so a new offset costs no compile (the plan is that of a traced offset), and the program
+updates the ref in place. (An eager
 ``ref[idx] = v`` of JAX dispatches a program that returns the old value, a copy of the
 storage per write.)
 """
@@ -49,8 +51,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..core.canonical import canonicalize
-from ..core.errors import StorageError
+from ..core.canonical import box, canonicalize
+from ..core.checks import check_choice
+from ..core.errors import LayoutError, StorageError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..core.strategies import Need
 from ..native import copy_kernel as _copy_kernel
@@ -69,9 +72,17 @@ def is_ref(x: Any) -> bool:
 
 
 def _is_run(layout: Layout) -> bool:
-    """The view's elements are one contiguous run of storage slots, each once (any order)."""
+    """The view's elements are one contiguous run of storage slots, each once, in any order:
+    the canonical dims (strides decreasing) nest densely down to stride 1."""
     c = canonicalize(layout)
-    return not c.broadcast and (not c.dims or (len(c.dims) == 1 and c.dims[0][1] == 1))
+    if c.broadcast:
+        return False
+    inner = 1
+    for n, s in reversed(c.dims):
+        if s != inner:
+            return False
+        inner *= n
+    return True
 
 
 def _local(layout: Layout) -> Layout:
@@ -79,7 +90,8 @@ def _local(layout: Layout) -> Layout:
     return Layout(layout.shape, layout.strides, -layout.low_reach)
 
 
-def plan(layout: Layout, storage_size: int, dtype: Any = np.float32, *, copy_kernel: bool = True) -> str:
+def plan(layout: Layout, storage_size: int, dtype: Any = np.float32, *, method: str = "auto",
+         copy_kernel: bool = True) -> str:
     """The path :func:`update` takes to write through ``layout`` (static shape and strides;
     the offset static or traced) of a ref of ``storage_size`` elements of ``dtype``.
 
@@ -87,30 +99,47 @@ def plan(layout: Layout, storage_size: int, dtype: Any = np.float32, *, copy_ker
       layout: the view; strides and offset in elements.
       storage_size: elements in the ref.
       dtype: the ref's dtype (the strided write handler takes elements of 1-16 bytes).
+      method: ``"auto"`` (the rule of the module docstring), or one of :data:`PLANS` but
+        ``"empty"`` to check that it applies.
       copy_kernel: whether the strided write handler may be used (CPU).
     Returns:
       One of :data:`PLANS`.
     Raises:
+      LayoutError: ``method`` is unknown or does not apply (``"slice"`` to a view that is not
+        one contiguous run, ``"structured"`` with a traced offset or to a view that is not a
+        strided box, ``"row_scatter"`` without dense rows, ``"strided_copy"`` where the
+        extension is not built or for this dtype).
       StorageError: the view spans more elements than the ref holds.
     Example:
       >>> plan(Layout((16,), (1,), 5), 2**22), plan(Layout((4, 8), (1024, 1)), 2**22)
       ('slice', 'row_scatter')
-      >>> plan(Layout((16,), (2048,)), 2**22)
-      'scatter'
+      >>> plan(Layout((16,), (2048,)), 2**22), plan(Layout((4, 8), (1024, 1)), 2**22, method="scatter")
+      ('scatter', 'scatter')
 
     Semantics: no PyTorch counterpart (an in-place write through a strided view is one loop
     there); the choice among the library's write paths for an in-place update."""
+    check_choice("update", "method", method, ("auto", *PLANS[1:]))
     if layout.is_empty:
         return "empty"
     _reads._check_span(layout, storage_size)
-    if _is_run(layout):
-        return "slice"
-    static = layout.has_static_offset and not is_traced(layout.offset)
+    static = _static(layout)
     at = layout if static else _local(layout)
+    c = canonicalize(at)
     kernel = copy_kernel and _copy_kernel.supports_write(dtype, "set")
+    if method != "auto":
+        ok = {"slice": _is_run(at), "strided_copy": kernel, "scatter": True,
+              "row_scatter": _writes._applies_row_scatter(c, Need(storage_size, "set")),
+              "structured": static and box(c.dims) is not None}
+        if not ok[method]:
+            fits = ", ".join(repr(m) for m, good in ok.items() if good)
+            kind = "static" if static else "traced"
+            raise LayoutError(f"update: method={method!r} does not apply to layout {layout} (offset {kind}, "
+                              f"{storage_size} elements of {np.dtype(dtype)}); these do: {fits}.")
+        return method
     path = _writes._plan(at, storage_size, "set", "auto", "update", kernel)
+    if _is_run(at) and (path != "strided_copy" or (c.perm == tuple(range(len(c.perm))) and not c.flipped)):
+        return "slice"  # in order, or permuted where the strided write does not pay: values transposed
     if path == "structured" and not static:  # its pad and select need the offset at trace time
-        c = canonicalize(at)
         rows = (_writes._applies_row_scatter(c, Need(storage_size, "set"))
                 and _writes._split_rows(c)[2].reach >= _writes.ROW_SCATTER_MIN_ROW
                 and _writes._row_density(c) >= _writes.ROW_SCATTER_MIN_DENSITY)
@@ -158,13 +187,13 @@ def _gather(storage: jax.Array, layout: Layout) -> jax.Array:
                           mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-def write_value(storage: jax.Array, layout: Layout, values: jax.Array, *,
+def write_value(storage: jax.Array, layout: Layout, values: jax.Array, *, method: str = "auto",
                 copy_kernel: bool = True) -> jax.Array:
     """``storage`` (a ref's value, inside a trace) with ``values`` (shape ``layout.shape``, the
     storage dtype) set through ``layout``, which must not overlap itself, by :func:`plan`'s
     path: ``ref[...] = write_value(ref[...], layout, values)`` updates the ref in place."""
     n = storage.shape[-1]
-    path = plan(layout, n, storage.dtype, copy_kernel=copy_kernel)
+    path = plan(layout, n, storage.dtype, method=method, copy_kernel=copy_kernel)
     if path == "empty":
         return storage
     if _static(layout):
@@ -192,16 +221,16 @@ def _xla_write(storage: jax.Array, layout: Layout, values: jax.Array) -> jax.Arr
 
 
 def _update_traced(ref: Any, layout: Layout, fn: Callable[..., jax.Array], reads_old: bool,
-                   operands: tuple[Any, ...]) -> None:
+                   operands: tuple[Any, ...], method: str) -> None:
     storage = ref[...]
     old = read_value(storage, layout) if reads_old else None
     values = jnp.broadcast_to(fn(old, *operands), layout.shape).astype(storage.dtype)
-    ref[...] = write_value(storage, layout, values)
+    ref[...] = write_value(storage, layout, values, method=method)
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "strides", "fn", "reads_old"))
-def _eager_update(ref, offset, operands, *, shape, strides, fn, reads_old):
-    _update_traced(ref, Layout(shape, strides, offset), fn, reads_old, operands)
+@functools.partial(jax.jit, static_argnames=("shape", "strides", "fn", "reads_old", "method"))
+def _eager_update(ref, offset, operands, *, shape, strides, fn, reads_old, method):
+    _update_traced(ref, Layout(shape, strides, offset), fn, reads_old, operands, method)
 
 
 @functools.partial(jax.jit, static_argnames=("shape", "strides"))
@@ -214,7 +243,7 @@ def _offset_operand(layout: Layout, n: int) -> jax.Array:
 
 
 def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tuple[Any, ...] = (), *,
-           reads_old: bool = True) -> None:
+           reads_old: bool = True, method: str = "auto") -> None:
     """``ref[layout] = fn(old, *operands)`` in place, ``old`` the view's current values
     (``None`` when ``reads_old`` is false).
 
@@ -225,11 +254,13 @@ def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tup
         ref's dtype; a hashable function (it keys the eager program's cache).
       operands: arrays passed to ``fn``.
       reads_old: whether ``fn`` reads the old values.
+      method: ``"auto"`` or a path of :data:`PLANS` to force (see :func:`plan`).
     Returns:
       ``None``; the ref holds the new values.
     Raises:
       StorageError: a static offset and the view runs past the ref's end, or the view spans
         more elements than the ref holds.
+      LayoutError: ``method`` is unknown or does not apply.
     Example:
       >>> r = jax.new_ref(jnp.zeros(6))
       >>> update(r, Layout((2, 2), (1, 3), 1), lambda old, v: old + v, (jnp.ones((2, 2)),))
@@ -243,11 +274,13 @@ def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tup
     traced = (is_traced(ref) or is_traced(layout.offset)
               or any(is_traced(x) for x in jax.tree_util.tree_leaves(operands)))
     if traced:
-        _update_traced(ref, layout, fn, reads_old, operands)
+        _update_traced(ref, layout, fn, reads_old, operands, method)
         return
     check_in_storage("update", layout.shape, layout.strides, int(np.asarray(layout.offset)), n)
+    probe = Layout(layout.shape, layout.strides, np.asarray(-layout.low_reach, np.int32))  # not static
+    plan(probe, n, ref.dtype, method=method)  # refused here, as the program would plan it
     _eager_update(ref, _offset_operand(layout, n), operands, shape=layout.shape, strides=layout.strides,
-                  fn=fn, reads_old=reads_old)
+                  fn=fn, reads_old=reads_old, method=method)
 
 
 def read(ref: Any, layout: Layout) -> jax.Array:
