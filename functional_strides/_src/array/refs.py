@@ -109,16 +109,21 @@ def _number_type(x: Any) -> type:
 
 
 def _convert(x: Any, dtype: np.dtype) -> jax.Array:
-    """``x`` (an operand's values) as ``dtype``, as PyTorch casts: a complex value into a real
-    dtype keeps its real part."""
+    """``x`` (an operand's values) as ``dtype``, as PyTorch casts (``c10::static_cast``): into
+    bool ``x != 0``; a complex value into a real dtype keeps its real part; a float into
+    uint8 goes through int64 (negative values wrap: -1.0 -> 255)."""
     x = jnp.asarray(x)
+    if td.category(dtype) == 0:
+        return x != 0
     if td.category(x.dtype) == 3 and td.category(dtype) != 3:
         x = jnp.real(x)
+    if td.category(x.dtype) == 2 and np.dtype(dtype) == np.uint8:
+        x = x.astype(_canonical(np.int64))
     return x.astype(dtype)
 
 
 def _warn_complex(arg: _Arg, dtype: Any) -> None:
-    if td.category(arg.dtype) == 3 and td.category(dtype) != 3:
+    if td.category(arg.dtype) == 3 and td.category(dtype) not in (0, 3):
         warnings.warn("Casting complex values to real discards the imaginary part (as PyTorch's copy_).",
                       UserWarning, stacklevel=4)
 
@@ -254,6 +259,8 @@ class _Update:
 
 def _divide(a: jax.Array, b: jax.Array, rounding_mode: str | None) -> jax.Array:
     integral = td.category(a.dtype) == 1
+    if not integral:  # XLA rewrites x / broadcast(y) as x * (1 / y), one rounding more than PyTorch
+        b = lax.optimization_barrier(b)
     if rounding_mode is None:
         return a / b
     if rounding_mode == "trunc":
@@ -320,13 +327,18 @@ def _checked_number(op: str, x: Any, value: Any, *, item: bool = False) -> np.nd
 
 def _copy_number(op: str, value: Any, dtype: np.dtype) -> np.ndarray:
     """A Python number cast into ``dtype`` as PyTorch's ``copy_`` casts a number: integers wrap,
-    floats into an integer dtype truncate toward zero (out of range: saturated, as XLA's
-    conversion does, where PyTorch's C++ cast is undefined), a complex number keeps its real
-    part (with PyTorch's warning)."""
+    floats into an integer dtype truncate toward zero (into uint8 through int64, so -1.5 ->
+    255; out of another integer dtype's range: saturated, as XLA's conversion does, where
+    PyTorch's C++ cast is undefined), a complex number keeps its real part (with PyTorch's
+    warning), bool is ``value != 0``."""
+    if td.category(dtype) == 0:
+        return np.asarray(value != 0)
     if isinstance(value, complex) and td.category(dtype) != 3:
         warnings.warn("Casting complex values to real discards the imaginary part (as PyTorch's copy_).",
                       UserWarning, stacklevel=4)
         value = value.real
+    if np.dtype(dtype) == np.uint8 and isinstance(value, float) and abs(value) < 2.0**63:
+        return td.wrapped_scalar(op, int(value), dtype)  # through int64, as PyTorch casts to uint8
     if td.category(dtype) == 1 and isinstance(value, float):
         low, high = (int(v) for v in (np.iinfo(dtype).min, np.iinfo(dtype).max))
         if value != value:
