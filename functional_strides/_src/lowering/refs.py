@@ -42,6 +42,7 @@ storage per write.)
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -60,7 +61,7 @@ from ..native import copy_kernel as _copy_kernel
 from . import reads as _reads
 from . import writes as _writes
 
-__all__ = ["PLANS", "is_ref", "plan", "read", "read_value", "update", "write_value"]
+__all__ = ["PLANS", "clear_compiled", "is_ref", "plan", "read", "read_value", "update", "write_value"]
 
 #: The paths a write through a view of a ref may take (see the module docstring).
 PLANS = ("empty", "slice", "strided_copy", "row_scatter", "structured", "scatter")
@@ -242,6 +243,35 @@ def _offset_operand(layout: Layout, n: int) -> jax.Array:
     return np.asarray(int(np.asarray(layout.offset)), _reads.index_dtype(layout, n))
 
 
+#: How many compiled eager programs are kept (least recently used dropped first): calling the
+#: compiled executable skips the dispatch ``jax.jit`` takes for a call with a ref argument,
+#: which its C++ fast path does not serve.
+COMPILED_CACHE_SIZE = 256
+_COMPILED: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+
+
+def _call_compiled(program: Any, args: tuple[Any, ...], static: dict[str, Any], check: Callable[[], None]):
+    """``program(*args, **static)`` through its compiled executable, compiled once per
+    abstract values of ``args`` and ``static`` (``check`` runs before compiling)."""
+    key = (program, tuple(jax.typeof(a) for a in jax.tree_util.tree_leaves(args)),
+           args[0].sharding, tuple(sorted(static.items())))
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        check()
+        compiled = program.lower(*args, **static).compile()
+        _COMPILED[key] = compiled
+        if len(_COMPILED) > COMPILED_CACHE_SIZE:
+            _COMPILED.popitem(last=False)
+    else:
+        _COMPILED.move_to_end(key)
+    return compiled(*args)
+
+
+def clear_compiled() -> None:
+    """Forget the compiled eager programs of :func:`update` and :func:`read`."""
+    _COMPILED.clear()
+
+
 def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tuple[Any, ...] = (), *,
            reads_old: bool = True, method: str = "auto") -> None:
     """``ref[layout] = fn(old, *operands)`` in place, ``old`` the view's current values
@@ -278,9 +308,10 @@ def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tup
         return
     check_in_storage("update", layout.shape, layout.strides, int(np.asarray(layout.offset)), n)
     probe = Layout(layout.shape, layout.strides, np.asarray(-layout.low_reach, np.int32))  # not static
-    plan(probe, n, ref.dtype, method=method)  # refused here, as the program would plan it
-    _eager_update(ref, _offset_operand(layout, n), operands, shape=layout.shape, strides=layout.strides,
-                  fn=fn, reads_old=reads_old, method=method)
+    static = {"shape": layout.shape, "strides": layout.strides, "fn": fn, "reads_old": reads_old,
+              "method": method}
+    _call_compiled(_eager_update, (ref, _offset_operand(layout, n), operands), static,
+                   lambda: plan(probe, n, ref.dtype, method=method))
 
 
 def read(ref: Any, layout: Layout) -> jax.Array:
@@ -305,4 +336,5 @@ def read(ref: Any, layout: Layout) -> jax.Array:
     check_in_storage("read", layout.shape, layout.strides, int(np.asarray(layout.offset)), n)
     if not isinstance(layout.offset, int) and np.ndim(layout.offset):
         raise StorageError(f"read: one offset per view, not {np.shape(layout.offset)} (layout {layout}).")
-    return _eager_read(ref, _offset_operand(layout, n), shape=layout.shape, strides=layout.strides)
+    return _call_compiled(_eager_read, (ref, _offset_operand(layout, n)),
+                          {"shape": layout.shape, "strides": layout.strides}, lambda: None)

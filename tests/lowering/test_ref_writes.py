@@ -241,7 +241,7 @@ def test_eager_writes_run_one_program_per_layout_in_place(monkeypatch):
     traces = []
     traced = refs._update_traced
     monkeypatch.setattr(refs, "_update_traced", lambda *a: (traces.append(a[1]), traced(*a))[1])
-    refs._eager_update.clear_cache()
+    refs.clear_compiled()
     for t in range(5):
         refs.update(ref, Layout(shape, strides, t), _set, (jnp.full(shape, float(t + 1)),), reads_old=False)
     assert len(traces) == 1
