@@ -167,8 +167,8 @@ def _check_written(x: Any, op: str) -> None:
     if witness is not None:
         a, b = witness
         raise OverlapError(
-            f"{op}: unsupported operation: more than one element of the written-to view refers to a single "
-            f"memory location (layout {x.layout}: coordinates {a} and {b} both address storage index "
+            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
+            f"memory location (the view {x.layout}: coordinates {a} and {b} both address storage index "
             f"{_index_text(x.layout, a)}; fs.internal_overlap_witness finds such a pair). PyTorch refuses "
             "this for expanded (stride-0) views; here every overlapping view is refused, and the ref is "
             "left as it was. Write through a view without overlap, or compute the values first "
