@@ -26,6 +26,9 @@ absolute times.
 
     python benchmarks/bench_kv_cache.py [--small] [--repeat N] [--steps T] [--json PATH] [--markdown PATH]
 
+With ``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` in the environment the CPU's strided write is off and
+every column takes the XLA paths other platforms take (stored as ``bench_kv_cache_xla.json``).
+
 Exit status 0 when every column's cache equals NumPy's, 2 otherwise.
 """
 
@@ -55,6 +58,7 @@ from jax import lax  # noqa: E402
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
 from functional_strides._src.lowering import refs as _refs  # noqa: E402
+from functional_strides._src.native import copy_kernel  # noqa: E402
 
 COLUMNS = ("ref", "functional", "jnp", "ref_eager")
 RESULTS = _HERE / "results" / "bench_kv_cache.json"
@@ -162,8 +166,10 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [f"Measured {meta['timestamp']} on {meta['machine']}, {meta['cpu_count']} cores (load average "
              f"{meta['load_average_start']} at the start, {meta['load_average_end']} at the end), jax "
              f"{meta['jax']}, median of up to {meta['repeat']} interleaved rounds of one call per column "
-             f"(the decode loop: one step per position written): `{meta['command']}`. Peak bytes count "
-             "the program's arguments, the keys of every step included.", "",
+             f"(the decode loop: one step per position written), the strided write "
+             f"{'built' if meta.get('strided_write') else 'off (the XLA paths of other platforms)'}: "
+             f"`{meta['command']}`. Peak bytes count the program's arguments, the keys of every step "
+             "included.", "",
              "| cache [L, H, P, D] | MiB | steps | column | µs / step | ratio to ref | temp bytes | peak MiB "
              "| ok |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -194,9 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     steps = {name: args.steps or min(1024, shape[2]) for name, shape in cases(args.small).items()}
     results = {name: measure(name, shape, steps[name], repeat) for name, shape in cases(args.small).items()}
-    meta = {"timestamp": started, "command": "python benchmarks/bench_kv_cache.py " + shlex.join(argv),
+    env = "FUNCTIONAL_STRIDES_PURE_PYTHON=1 " if os.environ.get("FUNCTIONAL_STRIDES_PURE_PYTHON") else ""
+    meta = {"timestamp": started, "command": env + "python benchmarks/bench_kv_cache.py " + shlex.join(argv),
             "small": args.small, "repeat": repeat, "steps": steps, "machine": bc.machine(),
             "cpu_count": os.cpu_count(), "jax": jax.__version__, "numpy": np.__version__,
+            "strided_write": copy_kernel.native is not None,
             "load_average_start": load_start, "load_average_end": bc._loadavg()}
     result = {"meta": meta, "cases": results}
     text = markdown(result)

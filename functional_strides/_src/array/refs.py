@@ -422,7 +422,9 @@ class InPlaceMethods:
           [2, 0, 2, 0, 2, 0]
 
         Semantics: ``torch.Tensor.fill_``."""
-        op = "fill_"
+        return self._fill("fill_", value)
+
+    def _fill(self, op: str, value: Any) -> Any:
         _check_written(self, op)
         arg = _arg(op, "value", value)
         if arg.shape:
@@ -450,7 +452,7 @@ class InPlaceMethods:
           ((2,), [1.0, 0.0, 0.0, 1.0])
 
         Semantics: ``torch.Tensor.zero_``."""
-        return self.fill_(0)
+        return self._fill("zero_", 0)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: write ``value`` through the view ``x[key]`` of a ``jax.Ref``, in place.

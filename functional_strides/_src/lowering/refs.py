@@ -27,7 +27,8 @@ static or traced:
 Which of the last four applies follows the write table's ``"auto"`` rule
 (:func:`functional_strides._src.lowering.writes.write_plan`). Two of the table's paths are
 never taken here: a ``"block"`` ``dynamic_update_slice`` of the storage reshaped to a grid
-(XLA copies the storage once a program holds two such updates of one buffer) and the window
+(XLA copies the storage once a program holds two such updates of one buffer; the two writes of
+``tests/lowering/test_ref_writes.py`` check that the paths taken here do not) and the window
 the functional write cuts around a view with a traced offset (as large as the view's span).
 A traced offset is clamped as reads and functional writes clamp it: into ``[0, size - span -
 1]`` at the view's lowest index.
@@ -35,9 +36,8 @@ A traced offset is clamped as reads and functional writes clamp it: into ``[0, s
 Outside a trace (eager use) :func:`update` and :func:`read` call a program compiled once per
 (shape, strides, storage size and dtype, update): the ref and the offset are its arguments,
 so a new offset costs no compile (the plan is that of a traced offset), and the program
-updates the ref in place. (An eager
-``ref[idx] = v`` of JAX dispatches a program that returns the old value, a copy of the
-storage per write.)
+updates the ref in place. (An eager ``ref[idx] = v`` of JAX dispatches a program that returns
+the old value: a copy of the storage per write.)
 """
 
 from __future__ import annotations
