@@ -185,7 +185,9 @@ class StridedArray(InPlaceMethods):
     materialise and return a ``jax.Array``, as ``jnp`` does, whichever side the other operand
     (a scalar, a NumPy or JAX array, another ``StridedArray``) is on; ``==`` is elementwise,
     so a ``StridedArray`` is unhashable. Every other ``torch.Tensor`` method (``sum``,
-    ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way.
+    ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way, but for
+    PyTorch's in-place methods over a ``jax.Ref`` (:func:`from_ref`: ``copy_``, ``add_``,
+    ``x[idx] = v``, ``+=``, ...), which write in place.
 
     Example:
       >>> x = StridedArray(jnp.arange(6.0), Layout((2, 2), (1, 3)))
