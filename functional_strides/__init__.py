@@ -54,6 +54,7 @@ from ._src.array.ops import view_as_real as view_as_real
 from ._src.array.strided import StridedArray as StridedArray
 from ._src.array.strided import as_strided as as_strided
 from ._src.array.strided import from_array as from_array
+from ._src.array.strided import from_ref as from_ref
 from ._src.array.strided import overlaps as overlaps
 from ._src.array.strided import shares_storage as shares_storage
 from ._src.caches import clear_caches as clear_caches
@@ -127,6 +128,7 @@ __all__ = [
     "from_array",
     "from_dlpack",
     "from_numpy",
+    "from_ref",
     "from_torch",
     "has_internal_overlap",
     "index_dtype",

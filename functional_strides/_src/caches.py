@@ -1,17 +1,19 @@
-"""The package's caches, and the one call that empties them (pure Python)."""
+"""The package's caches, and the one call that empties them."""
 
 from __future__ import annotations
 
 from .core import canonical as _canonical
 from .core.overlap import overlap as _overlap
+from .lowering import refs as _refs
 
 
 def clear_caches() -> None:
-    """Forget every cached canonical form, strided box, window split and self-overlap answer.
+    """Forget every cached canonical form, strided box, window split and self-overlap answer,
+    and the compiled programs of eager writes through views of a ``jax.Ref``.
 
     Layouts are immutable, so these caches never hold a stale answer; clearing them only
-    matters to measure the cold cost of a query, or to release their memory. XLA's compiled
-    programs are JAX's to clear (``jax.clear_caches()``).
+    matters to measure the cold cost of a query, or to release their memory. XLA's other
+    compiled programs are JAX's to clear (``jax.clear_caches()``).
 
     Returns:
       ``None``.
@@ -26,3 +28,4 @@ def clear_caches() -> None:
     for cached in (_canonical._canonicalize_cached, _canonical.box, _canonical.split_windows,
                    _overlap._internal_witness):
         cached.cache_clear()
+    _refs.clear_compiled()

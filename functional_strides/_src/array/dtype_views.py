@@ -210,10 +210,18 @@ def bitcast_storage(storage: jax.Array, dtype: Any) -> jax.Array:
       >>> bitcast_storage(jnp.array([1.0], jnp.float32), jnp.uint16).tolist()
       [0, 16256]
 
+    Raises:
+      LayoutError: ``storage`` is a ``jax.Ref`` (a ref has one dtype: its bytes cannot be
+        shared as another's; read it first, ``x.contiguous()``).
+
     Semantics: reading a ``torch.UntypedStorage`` as another dtype."""
     new = np.dtype(dtype)
     if storage.dtype == new:
         return storage
+    if isinstance(storage, jax.Ref):
+        raise LayoutError(f"a dtype view ({storage.dtype} as {new}) of a jax.Ref cannot share its memory: "
+                          "a ref has one dtype. Read the array first, e.g. x.contiguous() (a copy), and "
+                          "view that.")
     bits = _to_bits(storage)
     complex_out = np.issubdtype(new, np.complexfloating)
     mid = new  # the dtype bitcast_convert_type makes: bool as uint8, complex as its real parts

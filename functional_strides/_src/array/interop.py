@@ -225,7 +225,8 @@ def to_torch(x: Any, /) -> Any:
     if any(s < 0 for s in x.stride()):
         raise LayoutError(f"to_torch: PyTorch has no negative strides (layout {x.layout}); export "
                           "x.contiguous(), or read the values with torch.from_dlpack(x).")
-    storage = np.array(x.storage)  # a writable copy: torch.from_numpy refuses read-only arrays
+    # a writable copy (torch.from_numpy refuses read-only arrays); of a jax.Ref, its value now
+    storage = np.array(x.storage[...] if isinstance(x.storage, jax.Ref) else x.storage)
     bits = _BITS_OF.get(storage.dtype)
     if bits is not None:
         target = getattr(torch, storage.dtype.name, None)

@@ -20,14 +20,16 @@ from ..core.docs import shares_doc as _shares_doc
 from ..core.errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
 from ..core.overlap import overlap as _overlap
+from ..lowering import refs as _refs
 from ..lowering.reads import PLACEHOLDER_HINT, check_operands, materialize
 from ..lowering.writes import check_src, write
 from ..sharding import sharded
 from . import tensor_names as _tensor_names
 from .at import _IndexUpdateHelper
 from .dtype_views import as_dtype, bitcast_storage, check_jax_dtype, view_dtype_layout
+from .refs import InPlaceMethods
 
-__all__ = ["StridedArray", "as_strided", "from_array", "overlaps", "shares_storage"]
+__all__ = ["StridedArray", "as_strided", "from_array", "from_ref", "overlaps", "shares_storage"]
 
 
 def _shape_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -76,6 +78,8 @@ def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
 
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
+    if _refs.is_ref(storage):  # the ref's current value, read without copying the storage
+        return _refs.read(storage, layout)
     _check_storage_rank(storage, layout)
     check_operands("materialize", storage, layout, batch=True)
     if sharded.partition(storage) is not None:  # one storage across devices: see sharded.py
@@ -184,7 +188,7 @@ def _rebuild(storage: Any, layout: Layout) -> StridedArray:
     return StridedArray._wrap(storage, layout)
 
 
-class StridedArray:
+class StridedArray(InPlaceMethods):
     """A strided view: ``storage`` (1-D ``jax.Array``) read through ``layout``.
 
     Element ``x[i_0, ..., i_k]`` is ``storage[layout.offset + sum_d i_d * layout.strides[d]]``
@@ -197,7 +201,8 @@ class StridedArray:
     docs/gradients.md, and docs/export.md for ``jax.export``.
 
     Args:
-      storage: 1-D JAX or NumPy array of any dtype; with ``batched=True``, an array of shape
+      storage: 1-D JAX or NumPy array of any dtype, or a 1-D ``jax.Ref`` (see :func:`from_ref`:
+        the array then takes PyTorch's in-place methods); with ``batched=True``, an array of shape
         ``(*batch, N)``: a batch of storages sharing one layout (what ``jax.vmap`` makes of
         a ``StridedArray`` outside the mapped function).
       layout: a :class:`Layout` that fits in the storage (in its last axis).
@@ -219,7 +224,9 @@ class StridedArray:
     materialise and return a ``jax.Array``, as ``jnp`` does, whichever side the other operand
     (a scalar, a NumPy or JAX array, another ``StridedArray``) is on; ``==`` is elementwise,
     so a ``StridedArray`` is unhashable. Every other ``torch.Tensor`` method (``sum``,
-    ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way.
+    ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way, but for
+    PyTorch's in-place methods over a ``jax.Ref`` (:func:`from_ref`: ``copy_``, ``add_``,
+    ``x[idx] = v``, ``+=``, ...), which write in place.
 
     Example:
       >>> x = StridedArray(jnp.arange(6.0), Layout((2, 2), (1, 3)))
@@ -242,13 +249,15 @@ class StridedArray:
             raise LayoutTypeError(f"StridedArray: layout must be a functional_strides.Layout, not "
                                   f"{type(layout).__name__} (got layout={layout!r}); build one with "
                                   "Layout(shape, strides, offset).")
-        if not isinstance(storage, jax.Array):
+        if _refs.is_ref(storage):
+            _check_ref(storage, "StridedArray", batched)
+        elif not isinstance(storage, jax.Array):
             try:
                 storage = jnp.asarray(storage)
             except (TypeError, ValueError):
                 raise LayoutTypeError(
-                    f"StridedArray: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
-                    f"(layout {layout}). {PLACEHOLDER_HINT}") from None
+                    f"StridedArray: storage must be a 1-D JAX or NumPy array or a jax.Ref, not "
+                    f"{leaf_kind(storage)} (layout {layout}). {PLACEHOLDER_HINT}") from None
         if storage.ndim != 1 and not (batched and storage.ndim >= 1):
             raise StorageError(
                 f"StridedArray: storage must be 1-D (got shape {tuple(storage.shape)}); pass "
@@ -270,10 +279,6 @@ class StridedArray:
         object.__setattr__(obj, "storage", storage)
         object.__setattr__(obj, "layout", layout)
         return obj
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        raise TypeError("StridedArray is immutable and does not support item assignment; write "
-                        "functionally, as with jax arrays: x = x.at[key].set(value).")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"StridedArray is immutable; cannot set {name!r}. Use x.at[idx].set(v) "
@@ -702,6 +707,10 @@ class StridedArray:
     def _write(self, layout: Layout, src: Any, mode: str, overlap: str, op: str) -> StridedArray:
         """This array over the storage left by writing ``src`` through ``layout`` (a view of
         this array's storage, with this array's batch axes)."""
+        if _refs.is_ref(self.storage):  # functional: a new jax.Array from the ref's value; the ref is kept
+            whole = _refs.read(self.storage, Layout.contiguous(self.storage.shape))
+            new = write(whole, layout, src, mode=mode, overlap=overlap, op=op)
+            return StridedArray._wrap(new, self.layout)
         _check_storage_rank(self.storage, layout)
         check_operands(op, self.storage, layout, batch=True)
         nb = len(self.batch_shape)
@@ -957,6 +966,48 @@ def from_array(x: Any) -> StridedArray:
     return StridedArray._wrap(arr.reshape(-1), Layout.contiguous(arr.shape))
 
 
+def _check_ref(ref: Any, op: str, batched: bool = False) -> None:
+    if ref.ndim != 1 or batched:
+        raise StorageError(
+            f"{op}: a jax.Ref storage must be 1-D and not batched (got shape {tuple(ref.shape)}"
+            f"{', batched=True' if batched else ''}); create it flat, jax.new_ref(x.reshape(-1)), and view "
+            "it with .view(shape); to map over refs, jax.vmap over the 1-D refs and build the view inside.")
+
+
+def from_ref(ref: Any) -> StridedArray:
+    """Contiguous view over a 1-D ``jax.Ref``: shape ``(N,)``, stride 1, offset 0, whose
+    writes (PyTorch's in-place methods) update the ref in place.
+
+    Every view op then applies, as for :func:`from_array` (``from_ref(r).view(4, 4).t()``),
+    and every view of the ref sees every write through any other. Reads (``contiguous()``,
+    ``jnp.asarray``, ``np.asarray``) give the ref's current value.
+
+    Args:
+      ref: a 1-D ``jax.Ref`` (``jax.new_ref(x.reshape(-1))``) of any dtype, concrete or
+        traced (an argument of a jitted function, of a ``vmap``-ped one).
+    Returns:
+      A ``StridedArray`` over ``ref`` (its ``storage``).
+    Raises:
+      LayoutTypeError: ``ref`` is not a ``jax.Ref`` (a ``jax.Array``: use ``from_array``, or
+        ``jax.new_ref(x)`` for a mutable copy).
+      StorageError: the ref is not 1-D.
+    Example:
+      >>> r = jax.new_ref(jnp.zeros(6))
+      >>> x = fs.from_ref(r).view(2, 3)
+      >>> x.t()[1].copy_(jnp.array([7.0, 8.0])).shape
+      (2,)
+      >>> r[...].tolist(), x[1].tolist()
+      ([0.0, 7.0, 0.0, 0.0, 8.0, 0.0], [0.0, 8.0, 0.0])
+
+    Semantics: ``torch.Tensor`` over a mutable storage (``torch.as_tensor`` of a buffer);
+    JAX's refs (``jax.new_ref``) write through slices only, views of every kind here."""
+    if not _refs.is_ref(ref):
+        raise LayoutTypeError(f"from_ref: expects a jax.Ref, not {type(ref).__name__}; make one with "
+                              "jax.new_ref(x.reshape(-1)), or view an immutable array with fs.from_array(x).")
+    _check_ref(ref, "from_ref")
+    return StridedArray._wrap(ref, Layout.contiguous(ref.shape))
+
+
 @_shares_doc(views.as_strided)
 def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
     return from_array(x).as_strided(size, stride, storage_offset)
@@ -1032,6 +1083,10 @@ def view_dtype(x: Any, dtype: Any) -> StridedArray:
     x = from_array(x)
     new = as_dtype(dtype)
     old = np.dtype(x.dtype)
+    if _refs.is_ref(x.storage) and new != old:
+        raise LayoutError(f"view: a dtype view of a jax.Ref (dtype {old}, layout {x.layout}) cannot share "
+                          f"its memory: a ref has one dtype. Read it first, e.g. x.contiguous().view("
+                          f"{new.name}) (a copy), or keep a ref of the other dtype.")
     if new == old:
         return x._view(x.layout)
     check_jax_dtype(new, "view")

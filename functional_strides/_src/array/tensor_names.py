@@ -2,7 +2,9 @@
 
 A data table, read by ``StridedArray.__getattr__``: a ``torch.Tensor`` name either does on a
 ``StridedArray`` what it does in PyTorch (the view ops and view metadata), or is absent, and
-asking for it raises ``AttributeError`` naming the JAX spelling. The names are the public
+asking for it raises ``AttributeError`` naming the JAX spelling. PyTorch's in-place methods
+that a ``StridedArray`` over a ``jax.Ref`` has (``copy_``, ``add_``, ...) are absent on the
+others, and their hint names both the functional ``x.at[idx]`` and ``fs.from_ref``. The names are the public
 ones of ``dir(torch.Tensor)`` (torch 2.13) minus those ``StridedArray`` implements;
 ``tests/test_surface.py`` checks the table against the installed ``torch``, and that every
 ``jnp``/``jax`` function a hint names exists. Pure data: no ``jax`` import.
@@ -326,6 +328,10 @@ TABLE.update({n: ("write", f"x.at[...].set({TABLE[n[:-1]][1].split(', or ')[-1]}
     neg_ negative_ nextafter_ not_equal_ polygamma_ pow_ rad2deg_ reciprocal_ relu_ remainder_ renorm_
     round_ rsqrt_ sgn_ sigmoid_ sign_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ tril_ triu_ trunc_ xlogy_
 """.split()})
+# the in-place methods a StridedArray over a jax.Ref has (functional_strides._src.array.refs)
+TABLE.update({n: ("write", f"{TABLE[n][1]}, or in place through a view of a jax.Ref: "
+                           f"fs.from_ref(jax.new_ref(storage)) takes {n}(...)")
+              for n in "copy_ fill_ zero_ add_ sub_ mul_ div_ clamp_".split()})
 
 
 def message(name: str) -> str | None:
