@@ -256,8 +256,9 @@ class StridedArray(InPlaceMethods):
                 storage = jnp.asarray(storage)
             except (TypeError, ValueError):
                 raise LayoutTypeError(
-                    f"StridedArray: storage must be a 1-D JAX or NumPy array or a jax.Ref, not "
-                    f"{leaf_kind(storage)} (layout {layout}). {PLACEHOLDER_HINT}") from None
+                    f"StridedArray: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
+                    f"(layout {layout}; a 1-D jax.Ref is a storage too, see fs.from_ref). "
+                    f"{PLACEHOLDER_HINT}") from None
         if storage.ndim != 1 and not (batched and storage.ndim >= 1):
             raise StorageError(
                 f"StridedArray: storage must be 1-D (got shape {tuple(storage.shape)}); pass "
