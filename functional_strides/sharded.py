@@ -22,6 +22,7 @@ Counts: strides, offsets, blocks and halos in elements; collective sizes in byte
 from ._src.sharding.sharded import Collective as Collective
 from ._src.sharding.sharded import Partition as Partition
 from ._src.sharding.sharded import ShardedRead as ShardedRead
+from ._src.sharding.sharded import ShardingWarning as ShardingWarning
 from ._src.sharding.sharded import collectives as collectives
 from ._src.sharding.sharded import default_out_sharding as default_out_sharding
 from ._src.sharding.sharded import partition as partition
@@ -37,6 +38,7 @@ __all__ = [
     "Collective",
     "Partition",
     "ShardedRead",
+    "ShardingWarning",
     "collectives",
     "default_out_sharding",
     "partition",

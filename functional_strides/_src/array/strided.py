@@ -22,7 +22,7 @@ from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced
 from ..core.overlap import overlap as _overlap
 from ..lowering.reads import materialize
 from ..lowering.writes import check_src, write
-from ..sharding import sharded
+from ..sharding import dispatch
 from . import tensor_names as _tensor_names
 from .at import _IndexUpdateHelper
 from .dtype_views import as_dtype, bitcast_storage, check_jax_dtype, view_dtype_layout
@@ -77,9 +77,9 @@ def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
     _check_storage_rank(storage, layout)
-    if sharded.partition(storage) is not None:  # one storage across devices: see sharded.py
-        return sharded.read(storage, layout)
-    return _map_items(materialize, storage, layout)
+    if storage.ndim == 1:  # sharded across devices or not: the one dispatch decides
+        return dispatch.materialize(storage, layout)
+    return _map_items(materialize, storage, layout)  # a batch: each item where it lies
 
 
 def _is_dtype(value: Any) -> bool:
@@ -536,7 +536,7 @@ class StridedArray:
             raise LayoutError(f"contiguous: preserve memory format is unsupported by the contiguous "
                               f"operator (layout {self.layout} is not contiguous); use clone("
                               "memory_format=fs.preserve_format) to copy with this layout's dim order.")
-        if fmt is memory_format_module.contiguous_format and sharded.partition(self.storage) is not None:
+        if fmt is memory_format_module.contiguous_format and dispatch.is_sharded(self.storage):
             return self._contiguous_sharded(None)
         return self._copy_with_strides(memory_format_module.format_strides(self.shape, fmt, op="contiguous"))
 
@@ -545,11 +545,8 @@ class StridedArray:
             raise LayoutError(f"contiguous: out_sharding applies to a 1-D storage, not a batch of "
                               f"storages (batch_shape {self.batch_shape}, layout {self.layout}); shard the "
                               "batch axis of the storage instead (docs/sharding.md).")
-        if sharded.partition(self.storage) is None and not is_traced(self.storage):
-            dense = jax.device_put(materialize(self.storage, self.layout), out_sharding).reshape(-1)
-        else:
-            dense = sharded.read(self.storage, self.layout, out_sharding, flat=True)
-        return StridedArray._wrap(dense, Layout.contiguous(self.shape))
+        dense, layout = dispatch.contiguous(self.storage, self.layout, out_sharding)
+        return StridedArray._wrap(dense, layout)
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)
@@ -652,10 +649,8 @@ class StridedArray:
             src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
-        elif sharded.partition(self.storage) is not None:
-            new = sharded.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
-        else:
-            new = write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
+        else:  # sharded across devices or not: the one dispatch decides
+            new = dispatch.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
         return StridedArray._wrap(new, self.layout)
 
     # -- view ops (metadata only) ---------------------------------------------------------

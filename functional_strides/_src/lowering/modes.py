@@ -1,0 +1,78 @@
+"""The write modes: one table of what each mode combines and of the value that leaves a slot
+unchanged, shared by the single-device writes (:mod:`functional_strides._src.lowering.writes`)
+and the writes of a storage sharded across devices (:mod:`functional_strides._src.sharding.writes`).
+
+A write combines the stored value ``x`` of a slot with each update ``u`` through the slot:
+``"set"`` keeps ``u``, ``"add"`` ``x + u``, ``"mul"`` ``x * u``, ``"min"``/``"max"`` the
+smaller/larger. On a bool storage ``"add"`` is a logical or and ``"mul"`` a logical and, as
+in PyTorch (:func:`storage_mode` maps them to ``"max"`` and ``"min"``). Where a path writes
+a mode's :func:`identity` into slots the view does not reach (padding, halos), the slot keeps
+its value bit for bit: ``-0.0`` for a float add (``-0.0 + -0.0`` is ``-0.0``, where ``+0.0``
+would turn a stored ``-0.0`` into ``+0.0``), ``1`` for a multiply, the largest or smallest
+value of the dtype (``inf`` for floats, both parts for complex) for min and max.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+__all__ = ["COMBINE", "MODES", "combine", "identity", "storage_mode"]
+
+MODES = ("set", "add", "mul", "min", "max")
+
+#: ``combine(x, u)`` per mode: the stored value ``x`` with the update ``u``.
+COMBINE = {"set": lambda x, u: u, "add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
+
+
+def storage_mode(mode: str, dtype: Any) -> str:
+    """The mode as the storage's dtype computes it: on bool, ``"add"`` is ``"max"`` (a
+    logical or) and ``"mul"`` is ``"min"`` (a logical and), as PyTorch's ``add_``/``mul_``.
+
+    Example:
+      >>> storage_mode("add", jnp.bool_), storage_mode("add", jnp.float32)
+      ('max', 'add')
+    """
+    if np.dtype(dtype) == np.bool_:
+        return {"add": "max", "mul": "min"}.get(mode, mode)
+    return mode
+
+
+def identity(mode: str, dtype: Any) -> jax.Array:
+    """The scalar ``e`` of ``dtype`` with ``combine(x, e) == x`` bit for bit for every ``x``
+    (``mode`` as the storage computes it: see :func:`storage_mode`; ``"set"`` has none, and
+    gets ``0``, for slots a mask leaves unwritten).
+
+    Example:
+      >>> [str(identity(m, jnp.float32)) for m in ("add", "mul", "min")]
+      ['-0.0', '1.0', 'inf']
+      >>> bool(identity("max", jnp.bool_)), complex(identity("add", jnp.complex64))
+      (False, (-0-0j))
+    """
+    dtype = jnp.dtype(dtype)
+    # bfloat16 and the float8 types are floats to jnp, not to NumPy's dtype.kind
+    cplx = jnp.issubdtype(dtype, jnp.complexfloating)
+    real = jnp.issubdtype(dtype, jnp.floating)
+    big = {"min": 1, "max": -1}.get(mode)
+    if mode == "set":
+        value = 0
+    elif mode == "add":
+        value = complex(-0.0, -0.0) if cplx else (-0.0 if real else 0)
+    elif mode == "mul":
+        value = 1
+    elif dtype == jnp.bool_:
+        value = mode == "min"
+    elif jnp.issubdtype(dtype, jnp.integer):
+        value = jnp.iinfo(dtype).max if mode == "min" else jnp.iinfo(dtype).min
+    else:
+        value = complex(big * np.inf, big * np.inf) if cplx else big * np.inf
+    return jnp.asarray(value, dtype)
+
+
+def combine(mode: str, x: jax.Array, u: jax.Array) -> jax.Array:
+    """``x`` combined with the updates ``u`` (same shape and dtype) as ``mode`` says."""
+    return COMBINE[mode](x, u)
