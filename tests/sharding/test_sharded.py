@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 
 import functional_strides as fs
 from functional_strides import Layout, sharded
+from functional_strides._src.sharding import plans
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -173,8 +174,7 @@ SCRIPT = textwrap.dedent(
         np.testing.assert_array_equal(np.asarray(new.storage),
                                       oracle.scatter(plain, frames.layout, src, mode))
         plan = sharded.write_plan(frames.layout, n, part, mode=mode)
-        program = sharded._write_program(frames.layout, mode, "error", mode, plan, part)
-        c = program.lower(storage, src).compile()
+        c = sharded.write_program(storage, frames.layout, mode=mode, op=mode).lower(storage, src).compile()
         found = sharded.collectives(c)
         assert {k.op for k in found} == {"collective-permute"}, (mode, found)
         assert sum(k.moved for k in found) == (D - 1) * (w - h) * 4, (mode, found)  # w - h per boundary
@@ -220,8 +220,9 @@ SCRIPT = textwrap.dedent(
     assert "sharded read: halo" in text, text
     assert "read collectives: 14 collective-permute; 5376 bytes" in text, text
     assert "sharded write (at[...].add): halo" in text and "write collectives: 14 collective-permute" in text
-    text = fs.explain(odd, show=False).section("sharding")
-    assert "the read all-gathers" in text and "sharded read: partitioner" in text, text
+    text = fs.explain(odd, show=False).section("sharding")   # read as 504 frames, then resharded
+    assert "sharded read: halo" in text and "does not split into 8 equal parts" in text, text
+    assert "contiguous() stores 504 rows" in text and "all-gather" not in text, text
     print(fs.explain(mat.t(), show=False).section("sharding"))
 
     # -- random frames and slices against the oracle --------------------------------------
@@ -349,9 +350,9 @@ def test_halos_are_the_elements_each_part_needs_from_its_neighbours(devices, blo
     inner = data.draw(st.integers(1, window))  # elements kept per window, every stride-th
     inner = min(inner, (window - 1) // stride + 1)
     layout = Layout((count, inner), (hop, stride), start)
-    part = sharded.Partition(None, "x", devices)
-    found = sharded._halos(layout, n, part, 0)
     per = count // devices
+    parts = plans._dim_parts(layout, devices, 0, per)
+    found = plans._halos(parts, (start, start), n, devices)
     lefts, rights = [], []
     for d in range(devices):
         idx = fs.oracle.element_indices(Layout((per, inner), (hop, stride), start + d * per * hop))

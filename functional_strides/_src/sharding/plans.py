@@ -24,7 +24,7 @@ from ..core.errors import LayoutTypeError
 from ..core.layout import Layout, is_traced
 
 __all__ = ["Exchange", "Partition", "Parts", "ShardedRead", "ShardingWarning", "default_out_sharding",
-           "partition", "read_plan", "unknown_mesh", "warn_unknown", "write_plan"]
+           "partition", "read_plan", "unknown_mesh", "warn_traced_offset", "warn_unknown", "write_plan"]
 
 
 class ShardingWarning(UserWarning):
@@ -186,6 +186,26 @@ def warn_unknown(mesh: Any, op: str) -> None:
         "storage on an explicit mesh, jax.make_mesh(..., axis_types=(AxisType.Explicit,)) (with "
         "jax.set_mesh), whose shardings are part of the types. This warning is given once per mesh.",
         ShardingWarning, stacklevel=4)
+
+
+def warn_traced_offset(layout: Layout, plan: Any, part: Partition, op: str, planner: Any) -> None:
+    """Warn once per mesh (:class:`ShardingWarning`) when a view's traced offset leaves the
+    partitioner to read or write it where a known offset would have taken a sharded plan
+    (``planner(layout)`` plans the view at its lowest offset)."""
+    key = ("offset", _abstract(part.mesh))
+    if key in _WARNED or plan.strategy != "partitioner" or not is_traced(layout.offset):
+        return
+    if planner(Layout(layout.shape, layout.strides, -layout.low_reach)).strategy == "partitioner":
+        return
+    _WARNED.add(key)
+    warnings.warn(
+        f"{op}: the view of shape {layout.shape} and strides {layout.strides} has a traced offset (a "
+        "StridedArray passed into jit, or an index that is a tracer), which may lie anywhere in the "
+        "storage: some device's part may then reach past its neighbours' blocks, so XLA's partitioner "
+        "reads or writes it and may all-gather the storage. Close over the view in the jitted function "
+        "(its offset is then known), or keep the views whose offsets move within a block of the storage. "
+        "This warning is given once per "
+        "mesh.", ShardingWarning, stacklevel=4)
 
 
 def _out_dim(sharding: NamedSharding, part: Partition) -> int | None:
@@ -602,12 +622,14 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None,
                           _exchange_plan(layout, n, part, dim, out, False))
         if found:
             return found
-        if dim > 0:  # along dim 0 (padded to split evenly), then one reshard of the output
-            rows = layout.shape[0]
-            found = _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, -(-rows // devices)), out,
-                               padded=_padded_rows(layout, part))
-            if found:
-                return dataclasses.replace(found, dim=dim)
+    # along dim 0 (padded to split evenly), then one reshard of the output: while that moves less
+    # than an all-gather of the storage, which the partitioner's read may need
+    if (dim is None and layout.numel < n) or (dim is not None and dim > 0 and layout.numel < n * devices):
+        rows = layout.shape[0]
+        found = _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, -(-rows // devices)), out,
+                           padded=_padded_rows(layout, part))
+        if found:
+            return dataclasses.replace(found, dim=dim)
     return ShardedRead("partitioner", dim, _none(part), _none(part), block, out)
 
 

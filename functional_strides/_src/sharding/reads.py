@@ -26,7 +26,16 @@ from jax.sharding import PartitionSpec as P
 from ..core.errors import LayoutError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..lowering.reads import READS, _check_span, materialize, xla_read_plan
-from .plans import Exchange, Partition, Parts, ShardedRead, _axis_size, partition, read_plan
+from .plans import (
+    Exchange,
+    Partition,
+    Parts,
+    ShardedRead,
+    _axis_size,
+    partition,
+    read_plan,
+    warn_traced_offset,
+)
 
 __all__ = ["contiguous", "program", "read"]
 
@@ -303,6 +312,8 @@ def _setup(storage: Any, layout: Layout, out_sharding: Any, flat: bool, method: 
     layout = _static(layout)
     check_bounds("sharded read", layout, storage.shape[0])
     plan = read_plan(layout, storage.shape[0], part, out_sharding, flat=flat)
+    warn_traced_offset(layout, plan, part, "sharded read",
+                       lambda at: read_plan(at, storage.shape[0], part, out_sharding, flat=flat))
     if not plan.flat and plan.dim is not None and layout.shape[plan.dim] % part.devices:
         raise LayoutError(
             f"sharded read: the output of shape {layout.shape} cannot be sharded along dim {plan.dim} over "

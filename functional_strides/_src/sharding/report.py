@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+from jax.sharding import PartitionSpec as P
 
 from ..core.layout import Layout, is_traced
 from .collectives import Collective, collectives
@@ -77,7 +78,7 @@ def read_report(storage: Any, layout: Layout, out_sharding: Any = None) -> list[
     n, rows = storage.shape[0], layout.shape[0] if layout.ndim else 1
     plan = read_plan(layout, n, part, out_sharding)
     found = collectives(program(storage, layout, out_sharding).lower(storage).compile())
-    dim = "replicated" if plan.out_sharding.spec == jax.sharding.PartitionSpec() else \
+    dim = "replicated" if plan.out_sharding.spec == P() else \
         f"sharded as {plan.out_sharding.spec}"
     lines = [f"sharded storage: {n} elements in {part.devices} blocks of {plan.block} "
              f"over mesh axis {part.axis!r}; output {dim}"]
@@ -95,7 +96,8 @@ def read_report(storage: Any, layout: Layout, out_sharding: Any = None) -> list[
     if layout.is_empty:
         return lines
     wplan = write_plan(layout, n, part, mode="add")
-    src = jax.ShapeDtypeStruct(layout.shape, storage.dtype)
+    # src as a host array or a scalar comes replicated
+    src = jax.ShapeDtypeStruct(layout.shape, storage.dtype, sharding=part.sharding(P()))
     found = collectives(write_program(storage, layout, mode="add", op="add").lower(storage, src).compile())
     lines.append(f"sharded write (at[...].add): {wplan.strategy}: {_how(wplan, part.devices, rows)}")
     return lines + _collective_line("write", found, storage)

@@ -28,7 +28,7 @@ from ..core.layout import Layout, is_traced
 from ..lowering.modes import MODES, combine, identity, storage_mode
 from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
-from .plans import Partition, ShardedRead, partition, write_plan
+from .plans import Partition, ShardedRead, partition, warn_traced_offset, write_plan
 from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, check_bounds
 
 __all__ = ["write", "write_program"]
@@ -132,10 +132,7 @@ def _inverse_write(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRe
     inverse, read = plan.detail
     values = jnp.broadcast_to(jnp.asarray(src, storage.dtype), layout.shape)
     blocks = part.sharding(P(part.axis))
-    if part.explicit:
-        flat = jnp.reshape(values, (-1,), out_sharding=blocks)
-    else:
-        flat = lax.with_sharding_constraint(values.reshape(-1), blocks)
+    flat = _to(values.reshape(-1), blocks, part)
     moved = _read_traced(flat, inverse, read, part)
     return moved if mode == "set" else combine(storage_mode(mode, storage.dtype), storage, moved)
 
@@ -177,7 +174,10 @@ def _setup(storage: Any, layout: Layout, src: Any, mode: str, overlap: str, op: 
     WRITES.check_method(method, op)
     layout = _static(layout)
     check_bounds(op, layout, storage.shape[0])
-    return part, layout, write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
+    plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
+    warn_traced_offset(layout, plan, part, op,
+                       lambda at: write_plan(at, storage.shape[0], part, mode=mode, overlap=overlap))
+    return part, layout, plan
 
 
 def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op: str,
