@@ -680,16 +680,18 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
     if layout.ndim == 0 or layout.is_empty or (mode == "set" and overlap == "error" and overlapping):
         return none
     rows = layout.shape[0]
-    if rows % devices == 0:
-        found = _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, rows // devices), sharding)
-        if found:
-            return found
-    inverse = _inverse(layout, n)
+    even = rows % devices == 0
+    halo = even and _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, rows // devices), sharding)
+    inverse, permuted = _inverse(layout, n), None
     if inverse is not None:
-        plan = read_plan(inverse, n, part, flat=True)
-        if plan.strategy != "partitioner" and not plan.padded:
-            return ShardedRead(plan.strategy, None, plan.left, plan.right, block, sharding, 0, True,
-                               (inverse, plan))
+        read = read_plan(inverse, n, part, flat=True)
+        if read.strategy != "partitioner" and not read.padded:
+            permuted = ShardedRead(read.strategy, None, read.left, read.right, block, sharding, 0, True,
+                                   (inverse, read))
+    if halo and (permuted is None or _moved(halo, n) <= _moved(permuted.detail[1], n)):
+        return halo
+    if permuted is not None:
+        return permuted
     if rows % devices:
         padded = Layout((rows + _padded_rows(layout, part), *layout.shape[1:]), layout.strides, layout.offset)
         # a set keeps its last writer only where the padding rows share no slot with the view

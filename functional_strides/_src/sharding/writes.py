@@ -59,6 +59,9 @@ def _write_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows
         lay = _part_layout(plan, part, traced[0] if traced else offset)
         kind = storage_mode(mode, local.dtype)
         masked = mode == "set" and plan.padded
+        src = jnp.broadcast_to(src, lay.shape)
+        if plan.padded and mode != "set":  # the padding rows combine to no change
+            src = jnp.where(_valid_rows(plan, part, rows), src, identity(kind, local.dtype))
         if not left and not right and not masked:  # every part in its own block: write it there
             return _write(local, lay, src, mode=mode, overlap="last", op=mode, method=method)
         size = left + block + right
@@ -130,7 +133,12 @@ def _inverse_write(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRe
     """A write through a permute of the whole storage: ``src`` read back into storage order
     through the inverse permute (one all-to-all), then combined with the storage in place."""
     inverse, read = plan.detail
-    values = jnp.broadcast_to(jnp.asarray(src, storage.dtype), layout.shape)
+    values = jnp.asarray(src, storage.dtype)
+    if values.size == 1:  # one value for every slot: nothing to permute
+        values = values.reshape(())
+        return jnp.full_like(storage, values) if mode == "set" else combine(
+            storage_mode(mode, storage.dtype), storage, jnp.broadcast_to(values, storage.shape))
+    values = jnp.broadcast_to(values, layout.shape)
     blocks = part.sharding(P(part.axis))
     flat = _to(values.reshape(-1), blocks, part)
     moved = _read_traced(flat, inverse, read, part)
@@ -145,16 +153,19 @@ def _write_traced(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRea
     if isinstance(plan.detail, tuple):
         return _inverse_write(storage, layout, src, plan, part, mode)
     blocks = P(part.axis)
-    rows = P(part.axis, *([None] * (layout.ndim - 1)))
     if not part.explicit:
         storage = lax.with_sharding_constraint(storage, NamedSharding(part.mesh, blocks))
-    src = jnp.broadcast_to(jnp.asarray(src, storage.dtype), layout.shape)
-    if plan.padded:  # the padding rows write the identity (a set masks them out)
-        fill = identity(storage_mode(mode, storage.dtype), storage.dtype)
-        src = jnp.concatenate([src, jnp.broadcast_to(fill, (plan.padded, *layout.shape[1:]))])
-    src = _to(src, part.sharding(rows), part)
+    src = jnp.asarray(src, storage.dtype)
+    if src.ndim == layout.ndim and src.shape[0] == layout.shape[0] > 1:  # rows: each device gets its own
+        if plan.padded:
+            fill = identity(storage_mode(mode, storage.dtype), storage.dtype)
+            src = jnp.concatenate([src, jnp.broadcast_to(fill, (plan.padded, *src.shape[1:]))])
+        spec = P(part.axis, *([None] * (layout.ndim - 1)))
+    else:  # the same values for every row: each device broadcasts them itself
+        spec = P()
+    src = _to(src, part.sharding(spec), part)
     offset = _clamped_offset(layout, storage.shape[0])
-    args, specs = (storage, src), (blocks, rows)
+    args, specs = (storage, src), (blocks, spec)
     if is_traced(offset):
         body = _write_body(plan, part, mode, method, layout.shape[0])
         args, specs = (*args, offset), (*specs, P())
