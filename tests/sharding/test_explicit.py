@@ -160,8 +160,8 @@ def raises(error, match, call):
 past = Layout((4, 5), (N // 4, 1), N // 4)                   # reaches index N + 4
 raises(fs.OverlapError, "share a storage slot",
        lambda: jax.jit(lambda s: frames(StridedArray(s, signal.layout)).at[...].set(0.0).storage)(storage))
-raises(fs.LayoutError, "not broadcastable",
-       lambda: jax.jit(lambda s: frames(StridedArray(s, signal.layout)).at[...].add(jnp.ones(3)).storage)(storage))
+raises(fs.LayoutError, "not broadcastable", lambda: jax.jit(
+    lambda s: frames(StridedArray(s, signal.layout)).at[...].add(jnp.ones(3)).storage)(storage))
 raises(fs.LayoutError, "without loss",
        lambda: jax.jit(lambda s: fs.write(s, t(signal).layout, square.astype(np.complex64)))(storage))
 raises(fs.StorageError, "require a storage of", lambda: jax.jit(lambda s: fs.materialize(s, past))(storage))

@@ -116,14 +116,16 @@ def test_partition_reads_the_sharding_of_values_and_types():
 
 # -- halos against the oracle's storage indices -------------------------------------------------
 
-@given(devices=st.sampled_from([2, 4, 8]), block=st.integers(4, 48), shape=st.lists(st.integers(1, 6), min_size=1,
-       max_size=3), strides=st.lists(st.integers(-9, 9), min_size=3, max_size=3), data=st.data())
+@given(devices=st.sampled_from([2, 4, 8]), block=st.integers(4, 48),
+       shape=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+       strides=st.lists(st.integers(-9, 9), min_size=3, max_size=3), data=st.data())
 def test_flat_block_halos_are_what_each_part_reaches(devices, block, shape, strides, data):
     """Per device, the halos of the flat-block parts (at any offset a traced one may take)
     cover exactly what the part's elements, from the oracle, reach past its own block."""
     n = devices * block
     strides = strides[:len(shape)]
-    layout = Layout(tuple(shape), tuple(strides), -sum((e - 1) * s for e, s in zip(shape, strides) if s < 0))
+    lowest = sum((e - 1) * s for e, s in zip(shape, strides, strict=True) if s < 0)
+    layout = Layout(tuple(shape), tuple(strides), -lowest)
     if layout.span >= n:
         return
     parts = plans._flat_parts(layout, devices)
@@ -173,7 +175,8 @@ def test_the_exchange_grid_holds_each_part_at_its_digits(case, target):
     part the slice at the target digits, transposed into the output's order (NumPy)."""
     devices, layout = case
     n = layout.numel
-    dim = None if target == "flat" else next((d for d, e in enumerate(layout.shape) if e % devices == 0), None)
+    outermost = next((d for d, e in enumerate(layout.shape) if e % devices == 0), None)
+    dim = None if target == "flat" else outermost
     if target == "outermost" and dim is None:
         return
     ex = plans._exchange(layout, n, devices, dim)
@@ -186,7 +189,8 @@ def test_the_exchange_grid_holds_each_part_at_its_digits(case, target):
     order = [a for axes in ex.out for a in axes if a not in ex.tgt]
     for d in range(devices):
         digits = np.unravel_index(d, ex.grid[:ex.src])
-        np.testing.assert_array_equal(grid[tuple(digits)].reshape(-1), storage[d * n // devices:(d + 1) * n // devices])
+        block = storage[d * n // devices:(d + 1) * n // devices]
+        np.testing.assert_array_equal(grid[tuple(digits)].reshape(-1), block)
         tdigits = dict(zip(ex.tgt, np.unravel_index(d, [ex.grid[a] for a in ex.tgt]), strict=True))
         held = grid[tuple(tdigits.get(a, slice(None)) for a in range(len(ex.grid)))]
         kept = [a for a in range(len(ex.grid)) if a not in ex.tgt]

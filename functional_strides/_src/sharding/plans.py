@@ -24,7 +24,7 @@ from ..core.errors import LayoutTypeError
 from ..core.layout import Layout, is_traced
 
 __all__ = ["Exchange", "Partition", "Parts", "ShardedRead", "ShardingWarning", "default_out_sharding",
-           "partition", "read_plan", "unknown_mesh", "warn_traced_offset", "warn_unknown", "write_plan"]
+           "partition", "read_plan", "unknown_mesh", "warn_unknown", "write_plan"]
 
 
 class ShardingWarning(UserWarning):
@@ -186,26 +186,6 @@ def warn_unknown(mesh: Any, op: str) -> None:
         "storage on an explicit mesh, jax.make_mesh(..., axis_types=(AxisType.Explicit,)) (with "
         "jax.set_mesh), whose shardings are part of the types. This warning is given once per mesh.",
         ShardingWarning, stacklevel=4)
-
-
-def warn_traced_offset(layout: Layout, plan: Any, part: Partition, op: str, planner: Any) -> None:
-    """Warn once per mesh (:class:`ShardingWarning`) when a view's traced offset leaves the
-    partitioner to read or write it where a known offset would have taken a sharded plan
-    (``planner(layout)`` plans the view at its lowest offset)."""
-    key = ("offset", _abstract(part.mesh))
-    if key in _WARNED or plan.strategy != "partitioner" or not is_traced(layout.offset):
-        return
-    if planner(Layout(layout.shape, layout.strides, -layout.low_reach)).strategy == "partitioner":
-        return
-    _WARNED.add(key)
-    warnings.warn(
-        f"{op}: the view of shape {layout.shape} and strides {layout.strides} has a traced offset (a "
-        "StridedArray passed into jit, or an index that is a tracer), which may lie anywhere in the "
-        "storage: some device's part may then reach past its neighbours' blocks, so XLA's partitioner "
-        "reads or writes it and may all-gather the storage. Close over the view in the jitted function "
-        "(its offset is then known), or keep the views whose offsets move within a block of the storage. "
-        "This warning is given once per "
-        "mesh.", ShardingWarning, stacklevel=4)
 
 
 def _out_dim(sharding: NamedSharding, part: Partition) -> int | None:

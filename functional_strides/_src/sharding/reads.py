@@ -34,7 +34,6 @@ from .plans import (
     _axis_size,
     partition,
     read_plan,
-    warn_traced_offset,
 )
 
 __all__ = ["contiguous", "program", "read"]
@@ -312,8 +311,6 @@ def _setup(storage: Any, layout: Layout, out_sharding: Any, flat: bool, method: 
     layout = _static(layout)
     check_bounds("sharded read", layout, storage.shape[0])
     plan = read_plan(layout, storage.shape[0], part, out_sharding, flat=flat)
-    warn_traced_offset(layout, plan, part, "sharded read",
-                       lambda at: read_plan(at, storage.shape[0], part, out_sharding, flat=flat))
     if not plan.flat and plan.dim is not None and layout.shape[plan.dim] % part.devices:
         raise LayoutError(
             f"sharded read: the output of shape {layout.shape} cannot be sharded along dim {plan.dim} over "

@@ -28,7 +28,7 @@ from ..core.layout import Layout, is_traced
 from ..lowering.modes import MODES, combine, identity, storage_mode
 from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
-from .plans import Partition, ShardedRead, partition, warn_traced_offset, write_plan
+from .plans import Partition, ShardedRead, partition, write_plan
 from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, check_bounds
 
 __all__ = ["write", "write_program"]
@@ -186,8 +186,6 @@ def _setup(storage: Any, layout: Layout, src: Any, mode: str, overlap: str, op: 
     layout = _static(layout)
     check_bounds(op, layout, storage.shape[0])
     plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
-    warn_traced_offset(layout, plan, part, op,
-                       lambda at: write_plan(at, storage.shape[0], part, mode=mode, overlap=overlap))
     return part, layout, plan
 
 
