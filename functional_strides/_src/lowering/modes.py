@@ -9,7 +9,10 @@ in PyTorch (:func:`storage_mode` maps them to ``"max"`` and ``"min"``). Where a 
 a mode's :func:`identity` into slots the view does not reach (padding, halos), the slot keeps
 its value bit for bit: ``-0.0`` for a float add (``-0.0 + -0.0`` is ``-0.0``, where ``+0.0``
 would turn a stored ``-0.0`` into ``+0.0``), ``1`` for a multiply, the largest or smallest
-value of the dtype (``inf`` for floats, both parts for complex) for min and max.
+value of the dtype (``inf`` for floats, both parts for complex) for min and max. Complex
+numbers have no such value for a multiply (``(-0-0j) * (1+0j)`` is ``0-0j``), nor an order
+that keeps NaNs for min and max: :func:`has_exact_identity` says where one exists, and the
+paths that would lean on it mask the slots the view writes instead.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["COMBINE", "MODES", "combine", "identity", "storage_mode"]
+__all__ = ["COMBINE", "MODES", "combine", "has_exact_identity", "identity", "storage_mode"]
 
 MODES = ("set", "add", "mul", "min", "max")
 
@@ -71,6 +74,19 @@ def identity(mode: str, dtype: Any) -> jax.Array:
     else:
         value = complex(big * np.inf, big * np.inf) if cplx else big * np.inf
     return jnp.asarray(value, dtype)
+
+
+def has_exact_identity(mode: str, dtype: Any) -> bool:
+    """Whether :func:`identity` leaves every value of ``dtype`` bit for bit under ``mode``
+    (not for ``"set"``, nor a complex multiply, min or max).
+
+    Example:
+      >>> has_exact_identity("mul", jnp.float32), has_exact_identity("mul", jnp.complex64)
+      (True, False)
+    """
+    if mode == "set":
+        return False
+    return mode == "add" or not jnp.issubdtype(jnp.dtype(dtype), jnp.complexfloating)
 
 
 def combine(mode: str, x: jax.Array, u: jax.Array) -> jax.Array:

@@ -172,11 +172,23 @@ def _combine_broadcast(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
     axes = c.broadcast
     if axes and mode == "set":
         values = values[tuple(-1 if d in axes else slice(None) for d in range(values.ndim))]
+    elif axes and mode == "add" and jnp.issubdtype(values.dtype, jnp.inexact):
+        values = _signed_sum(values, axes)
     elif axes:
         reduce = {"add": jnp.sum, "mul": jnp.prod, "min": jnp.min, "max": jnp.max}[mode]
         kw = {"dtype": values.dtype} if mode in ("add", "mul") else {}
         values = reduce(values, axis=axes, **kw)
     return values.reshape(tuple(c.shape[d] for d in c.kept))
+
+
+def _signed_sum(values: jax.Array, axes: tuple[int, ...]) -> jax.Array:
+    """The sum over ``axes`` as the slot's own adds make it, from the add's identity ``-0.0``:
+    ``-0.0`` where every term is ``-0.0`` (XLA's reduction starts from ``+0.0``)."""
+    if jnp.issubdtype(values.dtype, jnp.complexfloating):
+        return lax.complex(_signed_sum(jnp.real(values), axes), _signed_sum(jnp.imag(values), axes))
+    total = jnp.sum(values, axis=axes, dtype=values.dtype)
+    negative_zero = jnp.all((values == 0) & jnp.signbit(values), axis=axes)
+    return jnp.where(negative_zero, identity("add", values.dtype), total)
 
 
 def _canonical_values(c: Canonical, values: jax.Array, mode: str) -> jax.Array:

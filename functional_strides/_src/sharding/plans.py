@@ -22,6 +22,7 @@ from jax.sharding import PartitionSpec as P
 
 from ..core.errors import LayoutTypeError
 from ..core.layout import Layout, is_traced
+from ..lowering.modes import has_exact_identity, storage_mode
 
 __all__ = ["Exchange", "Partition", "Parts", "ShardedRead", "ShardingWarning", "default_out_sharding",
            "partition", "read_plan", "unknown_mesh", "warn_unknown", "write_plan"]
@@ -614,7 +615,7 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None,
 
 
 def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
-               overlap: str = "error") -> ShardedRead:
+               overlap: str = "error", dtype: Any = None) -> ShardedRead:
     """How :func:`write` writes through ``layout`` into a storage of ``n`` elements
     partitioned as ``part``: the parts of the view along its dim 0 written where they lie
     (``"local"``/``"halo"``: each device writes its part into ``[left halo, block, right
@@ -632,6 +633,9 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
       part: the storage's :class:`Partition`.
       mode: ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
       overlap: ``"error"`` or another policy of :func:`functional_strides.write`.
+      dtype: the storage's dtype, where a mode has no exact identity for it (a complex
+        multiply, min or max, :func:`functional_strides._src.lowering.modes.has_exact_identity`):
+        its padding rows are masked out, as a set's.
     Returns:
       A :class:`ShardedRead` (its ``out_sharding`` is the storage's sharding; for a permute,
       ``detail`` is ``(inverse layout, the read plan of src through it)``).
@@ -674,8 +678,10 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
         return permuted
     if rows % devices:
         padded = Layout((rows + _padded_rows(layout, part), *layout.shape[1:]), layout.strides, layout.offset)
-        # a set keeps its last writer only where the padding rows share no slot with the view
-        if mode != "set" or not padded.has_internal_overlap():
+        # a set (a mode without an exact identity) keeps its writers only where the padding rows
+        # share no slot with the view
+        exact = mode != "set" and (dtype is None or has_exact_identity(storage_mode(mode, dtype), dtype))
+        if exact or not padded.has_internal_overlap():
             found = _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, padded.shape[0] // devices),
                                sharding, padded=padded.shape[0] - rows)
             if found:

@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 from ..core.checks import check_choice
 from ..core.errors import LayoutError
 from ..core.layout import Layout, is_traced
-from ..lowering.modes import MODES, combine, identity, storage_mode
+from ..lowering.modes import MODES, combine, has_exact_identity, identity, storage_mode
 from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
 from .plans import Partition, ShardedRead, partition, write_plan
@@ -58,24 +58,24 @@ def _write_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows
     def body(local: jax.Array, src: jax.Array, *traced: jax.Array) -> jax.Array:
         lay = _part_layout(plan, part, traced[0] if traced else offset)
         kind = storage_mode(mode, local.dtype)
-        masked = mode == "set" and plan.padded
+        exact = has_exact_identity(kind, local.dtype)
         src = jnp.broadcast_to(src, lay.shape)
-        if plan.padded and mode != "set":  # the padding rows combine to no change
+        if plan.padded and exact:  # the padding rows combine to no change
             src = jnp.where(_valid_rows(plan, part, rows), src, identity(kind, local.dtype))
-        if not left and not right and not masked:  # every part in its own block: write it there
+        if not left and not right and (exact or not plan.padded):  # every part in its own block
             return _write(local, lay, src, mode=mode, overlap="last", op=mode, method=method)
         size = left + block + right
         upd = _write(jnp.full((size,), identity(kind, local.dtype), local.dtype), lay, src, mode=mode,
                      overlap="last", op=mode, method=method)
-        if mode == "set":  # which slots were written travels with the values
-            written = _valid_rows(plan, part, rows) if masked else True
+        if not exact:  # which slots were written travels with the values (a set's, a complex product's)
+            written = _valid_rows(plan, part, rows) if plan.padded else True
             mask = _write(jnp.zeros((size,), bool), lay, written, mode="max", overlap="last", op=mode)
             sent = jnp.stack([upd, mask.astype(upd.dtype)], axis=1)
         else:  # slots left at the identity combine to no change: values alone suffice
             sent = upd
 
         def apply(x: jax.Array, got: jax.Array, where: Any = True) -> jax.Array:
-            if mode == "set":
+            if not exact:
                 where, got = where & (got[:, 1] != 0), got[:, 0]
             return jnp.where(where, combine(kind, x, got), x)
 
@@ -185,7 +185,7 @@ def _setup(storage: Any, layout: Layout, src: Any, mode: str, overlap: str, op: 
     WRITES.check_method(method, op)
     layout = _static(layout)
     check_bounds(op, layout, storage.shape[0])
-    plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
+    plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap, dtype=storage.dtype)
     return part, layout, plan
 
 
