@@ -270,6 +270,7 @@ def _run(script: str, timeout: int = 300) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_sharded_storage_on_8_devices():
     out = _run(SCRIPT)
     assert out.strip().endswith("OK"), out
@@ -314,6 +315,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_frame_a_sharded_signal():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     root = REPO

@@ -105,9 +105,10 @@ def _type_sharding(storage: Any) -> NamedSharding | None:
 
 
 def partition(storage: Any) -> Partition | None:
-    """The :class:`Partition` of a 1-D storage sharded over more than one device, else
-    ``None`` (a single-device or replicated storage, a batch of storages, a device's own
-    block inside ``jax.shard_map``, or a traced storage whose type carries no sharding).
+    """The :class:`Partition` of a 1-D storage sharded over more than one device (or over
+    explicit mesh axes of one device), else ``None`` (a single-device or replicated storage,
+    a batch of storages, a device's own block inside ``jax.shard_map``, or a traced storage
+    whose type carries no sharding).
 
     A concrete ``jax.Array`` gives its ``NamedSharding`` (any mesh); a traced one (inside a
     user's ``jit``) its type's, which holds the sharding on an explicit mesh
@@ -117,7 +118,7 @@ def partition(storage: Any) -> Partition | None:
     Args:
       storage: any value; a 1-D ``jax.Array`` (or tracer) with a ``NamedSharding`` is looked at.
     Returns:
-      A :class:`Partition` (``devices >= 2``), or ``None``.
+      A :class:`Partition` (``devices >= 2``, or ``devices == 1`` on explicit axes), or ``None``.
     Raises:
       Nothing: anything that is not a 1-D array sharded over several devices (a NumPy
       array, a scalar, a 2-D array, a traced array on an ``Auto`` mesh) gives ``None``.
@@ -147,7 +148,10 @@ def partition(storage: Any) -> Partition | None:
         if entry is None:
             return None
     devices = _axis_size(sharding.mesh, entry)
-    return Partition(sharding.mesh, entry, devices) if devices > 1 else None
+    found = Partition(sharding.mesh, entry, devices)
+    # one block is a plain storage, unless its axis is explicit: then the sharding is in the
+    # types, which the single-device lowering does not keep (a one-device plan does)
+    return found if devices > 1 or found.explicit else None
 
 
 def unknown_mesh(storage: Any) -> Any:
@@ -465,8 +469,9 @@ class ShardedRead:
 
     @property
     def halo_elements(self) -> int:
-        """Storage elements that cross a shard boundary in the whole read (halo reads)."""
-        return sum(self.left) + sum(self.right)
+        """Storage elements that cross a shard boundary in the whole read (halo reads; the
+        last device's reach past the storage end, padding, reads zeros and crosses none)."""
+        return sum(self.left) + sum(self.right[:-1])
 
 
 def _none(part: Partition) -> tuple[int, ...]:
