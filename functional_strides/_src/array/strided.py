@@ -483,10 +483,13 @@ class StridedArray:
         ``fs.contiguous(x, ...)``. The copy compiles to XLA with index arithmetic generated in
         the graph (see :func:`functional_strides.materialize` and
         :func:`functional_strides.read_plan` for the program chosen); batched arrays copy every
-        item. A 1-D storage sharded across devices (a ``NamedSharding`` over its only axis) is
-        read so that each device receives only the elements its part of the output needs (see
-        docs/sharding.md); the values are sharded along the view's outermost dim that the
-        device count divides, and the new storage is their flattening.
+        item. A 1-D storage sharded across devices (a ``NamedSharding`` over its only axis;
+        inside ``jit``, on an explicit mesh, whose types hold it) is read so that each device
+        receives only the elements its part of the output needs (see docs/sharding.md): the
+        new storage is the values flattened, in blocks of the storage's mesh axis. Where dim 0
+        does not split into equal parts (JAX shards evenly) that storage holds
+        ``ceil(rows / devices) * devices`` rows, the padding at its end: it is then longer
+        than ``numel``, and the layout covers the view's rows.
 
         Args:
           memory_format: ``fs.contiguous_format`` (row-major, the default), ``fs.channels_last``
@@ -495,8 +498,8 @@ class StridedArray:
             when C-contiguous and is refused otherwise, as in PyTorch.
           out_sharding: a ``jax.sharding.NamedSharding`` for the values (shape ``x.shape``):
             the new storage holds them flattened, sharded in blocks when ``out_sharding``
-            shards dim 0. Inside ``jit`` it names the mesh axis the storage is sharded over.
-            Row-major only.
+            shards dim 0. Inside ``jit`` on a mesh of ``Auto`` axes it names the mesh axis the
+            storage is sharded over (an explicit mesh's types say it). Row-major only.
         Returns:
           A ``StridedArray`` with ``is_contiguous(memory_format=memory_format)`` true, of the
           input's dtype.

@@ -529,10 +529,12 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None,
     flat blocks of the row-major output for ``flat``, ``contiguous()``'s storage), and the
     first plan that applies is taken: ``"local"``/``"halo"`` when every part lies within its
     own device's block and its neighbours'; ``"all_to_all"``/``"exchange"`` for a permute of
-    the whole storage (a transpose, a heads-first permute); ``"halo"`` along dim 0 then one
-    reshard of the output to ``out_sharding`` (a dim 0 the device count does not divide is
-    padded to a multiple of it: the last part is shorter in the view); else
-    ``"partitioner"``. A traced offset is planned for every offset it may be clamped to.
+    the whole storage (a transpose, a heads-first permute), the one that moves fewer elements
+    where both apply; ``"halo"`` along dim 0 then one reshard of the output to
+    ``out_sharding``, while that moves less than an all-gather of the storage (a dim 0 the
+    device count does not divide is padded to a multiple of it: the last part is shorter in
+    the view); else ``"partitioner"``. A traced offset is planned for every offset it may be
+    clamped to.
 
     Args:
       layout: the view (elements; a traced offset is clamped into the storage, as on one device).
