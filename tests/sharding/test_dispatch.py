@@ -66,6 +66,17 @@ for mesh in meshes:
     assert new.sharding.spec == storage.sharding.spec and same.sharding.spec == storage.sharding.spec
     np.testing.assert_array_equal(np.asarray(new), np.asarray(same))
     print("same", ours)
+
+# a batch of storages sharded along the batch on an explicit mesh: each item where it lies
+explicit = meshes[0]
+batch = jax.device_put(jnp.asarray(plain).reshape(8, N // 8), NamedSharding(explicit, P("x", None)))
+items = StridedArray(batch, Layout.contiguous((N // 8,)), batched=True).unfold(0, 64, 16)
+step = lambda s: StridedArray(s, items.layout, batched=True).t().at[3].add(jnp.ones((8, 509))).storage
+c = compiled(step, batch)
+assert moved(c) == ([], 0), moved(c)
+want = np.stack([oracle.scatter(b, fs.views.select(fs.views.t(items.layout), 0, 3), np.float32(1), "add")
+                 for b in plain.reshape(8, N // 8)])
+np.testing.assert_array_equal(np.asarray(c(batch)), want)
 print("OK")
 """
 

@@ -650,6 +650,7 @@ class StridedArray:
         nb = len(self.batch_shape)
         if nb:
             src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)
+            src = dispatch.placed_like_batch(src, self.storage, nb)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
         else:  # sharded across devices or not: the one dispatch decides

@@ -29,13 +29,29 @@ from . import reads as _sharded_reads
 from . import writes as _sharded_writes
 from .plans import partition, unknown_mesh, warn_unknown
 
-__all__ = ["contiguous", "is_sharded", "materialize", "write"]
+__all__ = ["contiguous", "is_sharded", "materialize", "placed_like_batch", "write"]
 
 
 def is_sharded(storage: Any) -> bool:
     """True when ``storage`` is a 1-D storage that lies across several devices (the sharded
     plans read and write it)."""
     return partition(storage) is not None
+
+
+def placed_like_batch(values: jax.Array, storage: jax.Array, batch_ndim: int) -> jax.Array:
+    """``values`` of shape ``(*batch, *view)`` sharded along the batch axes as a batched
+    ``storage`` is, where its mesh is explicit (``jax.vmap`` maps both over the batch only when
+    their types shard the batch alike); unchanged elsewhere."""
+    try:
+        sharding = jax.typeof(storage).sharding
+    except TypeError:
+        return values
+    if not isinstance(sharding, NamedSharding) or sharding.mesh.empty or not sharding.mesh.explicit_axes:
+        return values
+    if sharding.mesh.manual_axes:
+        return values
+    spec = P(*tuple(sharding.spec)[:batch_ndim], *([None] * (values.ndim - batch_ndim)))
+    return jax.sharding.reshard(values, NamedSharding(sharding.mesh, spec))
 
 
 def _check_out_sharding(out_sharding: Any, layout: Layout) -> None:
