@@ -79,12 +79,12 @@ from ._src.explain.explain import Explanation as Explanation
 from ._src.explain.explain import explain as explain
 from ._src.lowering.reads import METHODS as READ_METHODS
 from ._src.lowering.reads import index_dtype as index_dtype
-from ._src.lowering.reads import materialize as materialize
 from ._src.lowering.reads import read_plan as read_plan
 from ._src.lowering.reads import storage_indices as storage_indices
 from ._src.lowering.writes import METHODS as WRITE_METHODS
-from ._src.lowering.writes import write as write
 from ._src.lowering.writes import write_plan as write_plan
+from ._src.sharding.dispatch import materialize as materialize
+from ._src.sharding.dispatch import write as write
 
 __version__ = "0.1.0"
 

@@ -19,7 +19,7 @@ from jax.sharding import PartitionSpec as P
 
 import functional_strides as fs
 from functional_strides import Layout, sharded
-from functional_strides._src.sharding import sharded as _sharded_impl
+from functional_strides._src.sharding import plans
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -74,7 +74,6 @@ SCRIPT = textwrap.dedent(
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     import functional_strides as fs
     from functional_strides import Layout, StridedArray, oracle, sharded
-    from functional_strides._src.sharding import sharded as _sharded_impl
     from functional_strides._src.lowering.reads import materialize
 
     D = 8
@@ -175,8 +174,7 @@ SCRIPT = textwrap.dedent(
         np.testing.assert_array_equal(np.asarray(new.storage),
                                       oracle.scatter(plain, frames.layout, src, mode))
         plan = sharded.write_plan(frames.layout, n, part, mode=mode)
-        program = _sharded_impl._write_program(frames.layout, mode, "error", mode, plan, part)
-        c = program.lower(storage, src).compile()
+        c = sharded.write_program(storage, frames.layout, mode=mode, op=mode).lower(storage, src).compile()
         found = sharded.collectives(c)
         assert {k.op for k in found} == {"collective-permute"}, (mode, found)
         assert sum(k.moved for k in found) == (D - 1) * (w - h) * 4, (mode, found)  # w - h per boundary
@@ -222,8 +220,9 @@ SCRIPT = textwrap.dedent(
     assert "sharded read: halo" in text, text
     assert "read collectives: 14 collective-permute; 5376 bytes" in text, text
     assert "sharded write (at[...].add): halo" in text and "write collectives: 14 collective-permute" in text
-    text = fs.explain(odd, show=False).section("sharding")
-    assert "the read all-gathers" in text and "sharded read: partitioner" in text, text
+    text = fs.explain(odd, show=False).section("sharding")   # read as 504 frames, then resharded
+    assert "sharded read: halo" in text and "does not split into 8 equal parts" in text, text
+    assert "contiguous() stores 504 rows" in text and "all-gather" not in text, text
     print(fs.explain(mat.t(), show=False).section("sharding"))
 
     # -- random frames and slices against the oracle --------------------------------------
@@ -271,6 +270,7 @@ def _run(script: str, timeout: int = 300) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_sharded_storage_on_8_devices():
     out = _run(SCRIPT)
     assert out.strip().endswith("OK"), out
@@ -290,7 +290,6 @@ DISTRIBUTED = textwrap.dedent(
     jax.distributed.initialize(f"localhost:{port}", num_processes=2, process_id=pid,
                                initialization_timeout=60)
     from functional_strides import Layout, StridedArray, oracle, sharded
-    from functional_strides._src.sharding import sharded as _sharded_impl
     assert jax.device_count() == 8 and jax.local_device_count() == 4, jax.devices()
     mesh = Mesh(np.array(jax.devices()), ("x",))
     n, w, h = 32960, 256, 64
@@ -316,6 +315,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_frame_a_sharded_signal():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     root = REPO
@@ -352,9 +352,9 @@ def test_halos_are_the_elements_each_part_needs_from_its_neighbours(devices, blo
     inner = data.draw(st.integers(1, window))  # elements kept per window, every stride-th
     inner = min(inner, (window - 1) // stride + 1)
     layout = Layout((count, inner), (hop, stride), start)
-    part = sharded.Partition(None, "x", devices)
-    found = _sharded_impl._halos(layout, n, part, 0)
     per = count // devices
+    parts = plans._dim_parts(layout, devices, 0, per)
+    found = plans._halos(parts, (start, start), n, devices)
     lefts, rights = [], []
     for d in range(devices):
         idx = fs.oracle.element_indices(Layout((per, inner), (hop, stride), start + d * per * hop))

@@ -23,7 +23,7 @@ from ..core.overlap import overlap as _overlap
 from ..lowering import refs as _refs
 from ..lowering.reads import PLACEHOLDER_HINT, check_operands, materialize
 from ..lowering.writes import check_src, write
-from ..sharding import sharded
+from ..sharding import dispatch
 from . import tensor_names as _tensor_names
 from .at import _IndexUpdateHelper
 from .dtype_views import as_dtype, bitcast_storage, check_jax_dtype, view_dtype_layout
@@ -82,9 +82,9 @@ def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
         return _refs.read(storage, layout)
     _check_storage_rank(storage, layout)
     check_operands("materialize", storage, layout, batch=True)
-    if sharded.partition(storage) is not None:  # one storage across devices: see sharded.py
-        return sharded.read(storage, layout)
-    return _map_items(materialize, storage, layout)
+    if storage.ndim == 1:  # sharded across devices or not: the one dispatch decides
+        return dispatch.materialize(storage, layout)
+    return _map_items(materialize, storage, layout)  # a batch: each item where it lies
 
 
 def _is_dtype(value: Any) -> bool:
@@ -543,10 +543,13 @@ class StridedArray(InPlaceMethods):
         ``fs.contiguous(x, ...)``. The copy compiles to XLA with index arithmetic generated in
         the graph (see :func:`functional_strides.materialize` and
         :func:`functional_strides.read_plan` for the program chosen); batched arrays copy every
-        item. A 1-D storage sharded across devices (a ``NamedSharding`` over its only axis) is
-        read so that each device receives only the elements its part of the output needs (see
-        docs/sharding.md); the values are sharded along the view's outermost dim that the
-        device count divides, and the new storage is their flattening.
+        item. A 1-D storage sharded across devices (a ``NamedSharding`` over its only axis;
+        inside ``jit``, on an explicit mesh, whose types hold it) is read so that each device
+        receives only the elements its part of the output needs (see docs/sharding.md): the
+        new storage is the values flattened, in blocks of the storage's mesh axis. Where dim 0
+        does not split into equal parts (JAX shards evenly) that storage holds
+        ``ceil(rows / devices) * devices`` rows, the padding at its end: it is then longer
+        than ``numel``, and the layout covers the view's rows.
 
         Args:
           memory_format: ``fs.contiguous_format`` (row-major, the default), ``fs.channels_last``
@@ -555,8 +558,8 @@ class StridedArray(InPlaceMethods):
             when C-contiguous and is refused otherwise, as in PyTorch.
           out_sharding: a ``jax.sharding.NamedSharding`` for the values (shape ``x.shape``):
             the new storage holds them flattened, sharded in blocks when ``out_sharding``
-            shards dim 0. Inside ``jit`` it names the mesh axis the storage is sharded over.
-            Row-major only.
+            shards dim 0. Inside ``jit`` on a mesh of ``Auto`` axes it names the mesh axis the
+            storage is sharded over (an explicit mesh's types say it). Row-major only.
         Returns:
           A ``StridedArray`` with ``is_contiguous(memory_format=memory_format)`` true, of the
           input's dtype.
@@ -596,7 +599,7 @@ class StridedArray(InPlaceMethods):
             raise LayoutError(f"contiguous: preserve memory format is unsupported by the contiguous "
                               f"operator (layout {self.layout} is not contiguous); use clone("
                               "memory_format=fs.preserve_format) to copy with this layout's dim order.")
-        if fmt is memory_format_module.contiguous_format and sharded.partition(self.storage) is not None:
+        if fmt is memory_format_module.contiguous_format and dispatch.is_sharded(self.storage):
             return self._contiguous_sharded(None)
         return self._copy_with_strides(memory_format_module.format_strides(self.shape, fmt, op="contiguous"))
 
@@ -605,11 +608,8 @@ class StridedArray(InPlaceMethods):
             raise LayoutError(f"contiguous: out_sharding applies to a 1-D storage, not a batch of "
                               f"storages (batch_shape {self.batch_shape}, layout {self.layout}); shard the "
                               "batch axis of the storage instead (docs/sharding.md).")
-        if sharded.partition(self.storage) is None and not is_traced(self.storage):
-            dense = jax.device_put(materialize(self.storage, self.layout), out_sharding).reshape(-1)
-        else:
-            dense = sharded.read(self.storage, self.layout, out_sharding, flat=True)
-        return StridedArray._wrap(dense, Layout.contiguous(self.shape))
+        dense, layout = dispatch.contiguous(self.storage, self.layout, out_sharding)
+        return StridedArray._wrap(dense, layout)
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)
@@ -717,12 +717,11 @@ class StridedArray(InPlaceMethods):
         nb = len(self.batch_shape)
         if nb:
             src = check_src(src, layout.shape, self.dtype, op=op, layout=layout, batch_shape=self.batch_shape)
+            src = dispatch.placed_like_batch(src, self.storage, nb)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
-        elif sharded.partition(self.storage) is not None:
-            new = sharded.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
-        else:
-            new = write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
+        else:  # sharded across devices or not: the one dispatch decides
+            new = dispatch.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
         return StridedArray._wrap(new, self.layout)
 
     # -- view ops (metadata only) ---------------------------------------------------------

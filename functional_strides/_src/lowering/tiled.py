@@ -168,6 +168,11 @@ def _tiles(read: Callable[[], jax.Array], plan: TiledPlan,
     # into the loop's result afterwards, they would cost a copy of it).
     x = read()  # for the edges (its slices fuse into their reads) and the dtype
     out = jnp.empty(extents, x.dtype)
+    # Inside jax.shard_map the tiles vary over the manual mesh axes the input varies over, and a
+    # loop's carry must keep its type: the fresh output is made to vary over them too.
+    varying = tuple(sorted(jax.typeof(x).mat.varying - jax.typeof(out).mat.varying, key=str))
+    if varying:
+        out = lax.pcast(out, varying, to="varying")
     if p_main < plan.p:  # the last rows of the input: the last columns of the output
         edge = turned(x[:, p_main:, :])
         out = lax.dynamic_update_slice(out, edge, at((0, 0, p_main), edge))

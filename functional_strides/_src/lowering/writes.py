@@ -66,12 +66,13 @@ from ..core.overlap import overlap as _overlap
 from ..core.overlap.overlap import is_monotone
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
+from .modes import COMBINE as _COMBINE
+from .modes import MODES, identity, storage_mode
 from .product_scatter import ScatterSpec, product_scatter
 from .reads import _check_span, check_operands, dynamic_window, index_dtype, storage_indices
 
 __all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
 
-MODES = ("set", "add", "mul", "min", "max")
 
 # Choice between the paths (benchmarks/write_choices.py; docs/performance.md, "Thresholds"):
 # "block" reshapes the storage, an extra copy of it unless donated, so "auto" takes it only for
@@ -103,7 +104,6 @@ _DNUMS = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims
                                      scatter_dims_to_operand_dims=(0,))
 _SCATTER = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
             "min": lax.scatter_min, "max": lax.scatter_max}
-_COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 
 
 def _check_integer_values(src: Any, dtype: Any, *, op: str) -> None:
@@ -294,37 +294,6 @@ def _block_grid(dims, offset: int, n: int):
     return tuple(grid), tuple(starts), tuple(block)
 
 
-def _identity(mode: str, dtype: Any) -> jax.Array:
-    """``e`` with ``combine(x, e) == x`` for every ``x`` (``-0.0`` for a float add keeps a
-    stored ``-0.0``; ``min``/``max`` of a float format without infinities take its largest or
-    lowest finite value). JAX's kinds, not NumPy's: bfloat16, the float8/float4 formats and the
-    sub-byte integers are ``ml_dtypes`` types, whose NumPy kind is ``"V"``."""
-    dtype = np.dtype(dtype)
-    if mode == "add":
-        if jnp.issubdtype(dtype, jnp.complexfloating):
-            value: Any = complex(-0.0, -0.0)
-        else:
-            value = -0.0 if jnp.issubdtype(dtype, jnp.floating) else 0
-    elif mode == "mul":
-        value = 1
-    elif dtype == np.bool_:
-        value = mode == "min"
-    elif jnp.issubdtype(dtype, jnp.integer):
-        info = jnp.iinfo(dtype)
-        value = int(info.max) if mode == "min" else int(info.min)
-    elif jnp.issubdtype(dtype, jnp.complexfloating):
-        big = np.inf if mode == "min" else -np.inf
-        value = complex(big, big)
-    else:
-        info = jnp.finfo(dtype)
-        has_inf = bool(np.isinf(np.asarray(np.inf, dtype).astype(np.float32)))
-        if has_inf:
-            value = np.inf if mode == "min" else -np.inf
-        else:
-            value = float(info.max) if mode == "min" else float(info.min)
-    return jnp.asarray(value, dtype)
-
-
 def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, sorted_: bool):
     # losers of a last-wins write are sent past the end, to be dropped
     gmode = lax.GatherScatterMode.FILL_OR_DROP if last_wins else lax.GatherScatterMode.PROMISE_IN_BOUNDS
@@ -383,7 +352,7 @@ def _split_rows(c: Canonical) -> tuple[int, Layout, Box]:
 def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
                  overlapping: bool) -> jax.Array:
     k, outer, inner = _split_rows(c)
-    fill = jnp.zeros((), storage.dtype) if mode == "set" else _identity(mode, storage.dtype)
+    fill = identity(mode, storage.dtype)
     rows = _place_box(_canonical_values(c, values, mode), inner.reach, 0, inner, fill)
     dtype = index_dtype(c.layout(), storage.shape[0])
     starts = storage_indices(outer.shape, outer.strides, c.offset, dtype)
@@ -672,8 +641,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
             "refuses such writes to expanded tensors; pass overlap='last' to keep the last element "
             "in row-major order, use add() to accumulate, or write through a contiguous() copy."
         )
-    if jnp.dtype(storage.dtype) == jnp.bool_:  # PyTorch: add_ is a logical or, mul_ a logical and
-        mode = {"add": "max", "mul": "min"}.get(mode, mode)
+    mode = storage_mode(mode, storage.dtype)  # bool: add_ is a logical or, mul_ a logical and (PyTorch)
     n = storage.shape[0]
     if not layout.has_static_offset and not is_traced(layout.offset):  # a concrete array scalar
         layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))

@@ -18,6 +18,8 @@ _COLLECTIVE = re.compile(
 _ARRAY = re.compile(r"\b([a-z]+[0-9]*)\[([0-9,]*)\]")
 _PAIRS = re.compile(r"source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}")
 _PARTITIONS = re.compile(r"num_partitions=(\d+)")
+_GROUPS = re.compile(r"replica_groups=(\{(?:\{[\d,]*\},?)*\}|\[\d+,\d+\]<=)")
+_MESH_GROUPS = re.compile(r"replica_groups=mesh\[([^\]]*)\][^{}]*\{([^{}]*)\}")
 _BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4,
           "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
 
@@ -32,8 +34,9 @@ class Collective:
       bytes: the size of its result on one device.
       moved: bytes that cross between devices in all: for ``collective-permute`` the result
         times the number of (source != target) pairs; for the others the result times
-        ``(G - 1)``, with ``G`` the partition count (what a device receives from the others,
-        summed over the devices; for ``all-reduce``, a lower bound).
+        ``D * (g - 1) / g``, with ``D`` the partition count and ``g`` the devices of a group of
+        ``replica_groups`` (all ``D`` when there are none): what a device receives from the
+        others in its group, summed over the devices (for ``all-reduce``, a lower bound).
     Raises:
       Nothing: a frozen record, built by :func:`collectives`.
     Example:
@@ -82,6 +85,24 @@ def collectives(hlo: Any) -> list[Collective]:
             count = sum(a != b for a, b in re.findall(r"\{(\d+),(\d+)\}", pairs.group(1))) if pairs else 0
             moved = size * count
         else:
-            moved = size * (partitions - 1)
+            group = _group_size(rest, partitions)
+            moved = size * partitions * (group - 1) // group
         out.append(Collective(op, int(size), int(moved)))
     return out
+
+
+def _group_size(rest: str, partitions: int) -> int:
+    """Devices in one replica group of a collective (``{{0,4},{1,5}}``, ``[4,2]<=[8]``, or
+    ``mesh['axis_0'=2,'axis_1'=4], device_ids=(...) {'axis_1'}``: the axes of a group)."""
+    found = _MESH_GROUPS.search(rest)
+    if found:
+        sizes = dict(re.findall(r"'([^']+)'=(\d+)", found.group(1)))
+        return int(np.prod([int(sizes[a]) for a in re.findall(r"'([^']+)'", found.group(2))]))
+    found = _GROUPS.search(rest)
+    if not found:
+        return partitions
+    text = found.group(1)
+    if text.startswith("["):
+        return int(text[1:-3].split(",")[1])
+    groups = re.findall(r"\{([\d,]*)\}", text)
+    return len(groups[0].split(",")) if groups and groups[0] else partitions
