@@ -50,7 +50,7 @@ def _copy(x: StridedArray, fn: Any, shape: tuple[int, ...], order: str) -> Strid
     return StridedArray(flat, Layout.contiguous(shape, order), batched=bool(x.batch_shape))
 
 
-def shares_memory(a: StridedArray, b: StridedArray) -> bool:
+def shares_memory(a: StridedArray, b: StridedArray, max_work: int | None = None) -> bool:
     """True when ``a`` and ``b`` address a common element of one storage (exact).
 
     Two views share memory when they are over the same storage object and some storage
@@ -60,11 +60,15 @@ def shares_memory(a: StridedArray, b: StridedArray) -> bool:
     Args:
       a, b: ``StridedArray`` views. Anything else (a JAX or NumPy array, a scalar) is a
         value here, not a view of a storage, and gives ``False``.
+      max_work: as NumPy's: ``None`` or ``-1`` (default): exact; ``0``: the bounds only
+        (disjoint index ranges, else ``TooHardError``); ``n > 0``: at most about ``n`` units
+        of work (:func:`functional_strides.overlaps`).
     Returns:
       ``bool``.
     Raises:
       LayoutError: the two views are over one storage and an offset is not one known
         integer (traced under ``jit``, or one per item of a batch); compare outside ``jit``.
+      TooHardError: ``max_work`` did not suffice (``numpy.exceptions.TooHardError``).
     Example:
       >>> import jax.numpy as jnp
       >>> x = from_array(jnp.arange(6))
@@ -72,9 +76,10 @@ def shares_memory(a: StridedArray, b: StridedArray) -> bool:
       >>> shares_memory(x, flip(x)), shares_memory(x, ravel(every_other))   # ravel copies here
       (True, False)
 
-    Semantics: ``numpy.shares_memory`` (exact, with element granularity)."""
+    Semantics: ``numpy.shares_memory(a, b, max_work)`` (exact by default, with element
+    granularity)."""
     return (isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage
-            and a.layout.overlaps(b.layout))
+            and a.layout.overlaps(b.layout, max_work=max_work))
 
 
 # -- stride tricks ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ __all__ = [
     "OutOfRangeError",
     "OverlapError",
     "StorageError",
+    "TooHardError",
     "ViewError",
 ]
 
@@ -58,7 +59,14 @@ class IndexTypeError(LayoutTypeError, IndexError):
     ... are valid indices``) and a ``TypeError`` (Python's ``list[1.5]``)."""
 
 
+class TooHardError(LayoutError, RuntimeError):
+    """An overlap query was not decided within its ``max_work`` (``fs.overlaps(a, b,
+    max_work=n)``, ``has_internal_overlap(..., max_work=n)``), or the process could not
+    allocate the memory the exact search keeps under its cap. Also a ``RuntimeError``, as
+    NumPy's ``numpy.exceptions.TooHardError`` that ``shares_memory`` raises in the same case."""
+
+
 for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError, LayoutTypeError,
-             IndexTypeError):
+             IndexTypeError, TooHardError):
     _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
 del _cls
