@@ -20,6 +20,7 @@ from ..core.docs import shares_doc as _shares_doc
 from ..core.errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced
 from ..core.overlap import overlap as _overlap
+from ..lowering import programs as _programs
 from ..lowering.reads import materialize
 from ..lowering.writes import check_src, write
 from ..sharding import sharded
@@ -595,7 +596,7 @@ class StridedArray:
         out = Layout(lay.shape, strides, 0)
         order = sorted(range(lay.ndim), key=lambda d: (-out.strides[d], d))
         dense = _materialize(self.storage, views.permute(lay, order))
-        return StridedArray._wrap(dense.reshape(*self.batch_shape, lay.numel), out)
+        return StridedArray._wrap(_programs.reshape(dense, (*self.batch_shape, lay.numel)), out)
 
     # -- functional writes ----------------------------------------------------------------
     def with_storage(self, storage: Any) -> StridedArray:
@@ -892,7 +893,7 @@ def from_array(x: Any) -> StridedArray:
     if isinstance(x, StridedArray):
         return x
     arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
-    return StridedArray._wrap(arr.reshape(-1), Layout.contiguous(arr.shape))
+    return StridedArray._wrap(_programs.reshape(arr, (arr.size,)), Layout.contiguous(arr.shape))
 
 
 @_shares_doc(views.as_strided)

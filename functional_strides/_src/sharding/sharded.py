@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any
 
 import jax
@@ -16,6 +15,7 @@ from jax.sharding import PartitionSpec as P
 from ..core.checks import check_choice
 from ..core.errors import LayoutError, LayoutTypeError
 from ..core.layout import Layout, check_in_storage, is_traced
+from ..lowering.programs import PROGRAMS
 from ..lowering.reads import materialize, xla_read_plan
 from ..lowering.writes import MODES
 from ..lowering.writes import write as _write
@@ -317,13 +317,16 @@ def _flat_sharding(plan: ShardedRead, part: Partition) -> Any:
     return plan.out_sharding if plan.dim is None else None
 
 
-@functools.lru_cache(maxsize=256)
 def _program(layout: Layout, plan: ShardedRead, part: Partition, flat: bool) -> Any:
-    def run(storage: jax.Array) -> jax.Array:
-        out = _read_traced(storage, layout, plan, part)
-        return out.reshape(-1) if flat else out
+    """The jitted read, held by the package's bounded program cache (``lowering/programs.py``)."""
+    def build() -> Any:
+        def run(storage: jax.Array) -> jax.Array:
+            out = _read_traced(storage, layout, plan, part)
+            return out.reshape(-1) if flat else out
 
-    return jax.jit(run, out_shardings=_flat_sharding(plan, part) if flat else plan.out_sharding)
+        return jax.jit(run, out_shardings=_flat_sharding(plan, part) if flat else plan.out_sharding)
+
+    return PROGRAMS.get(("sharded read", layout, plan, part, flat), build)
 
 
 def _static(layout: Layout) -> Layout:
@@ -616,9 +619,15 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
     return _write_program(layout, mode, overlap, op, plan, part)
 
 
-@functools.lru_cache(maxsize=256)
 def _write_program(layout: Layout, mode: str, overlap: str, op: str, plan: ShardedRead,
                    part: Partition) -> Any:
+    """The jitted write, held by the package's bounded program cache (``lowering/programs.py``)."""
+    return PROGRAMS.get(("sharded write", layout, mode, overlap, op, plan, part),
+                        lambda: _build_write_program(layout, mode, overlap, op, plan, part))
+
+
+def _build_write_program(layout: Layout, mode: str, overlap: str, op: str, plan: ShardedRead,
+                         part: Partition) -> Any:
     if plan.strategy == "partitioner":
         return jax.jit(lambda s, v: _write(s, layout, v, mode=mode, overlap=overlap, op=op),
                        out_shardings=plan.out_sharding)
