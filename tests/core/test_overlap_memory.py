@@ -26,7 +26,7 @@ from numpy.lib.stride_tricks import as_strided as np_as_strided
 
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, LayoutTypeError, TooHardError
-from functional_strides._src.core.overlap import overlap
+from functional_strides._src.core.overlap import overlap, solver
 
 
 def _indices(layout: Layout) -> list[int]:
@@ -54,9 +54,10 @@ def _numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
 @pytest.fixture
 def no_quick_search(monkeypatch):
     """The bounded searches that run before the solver take no steps: the solver decides."""
-    for name in ("_QUICK_STEPS", "_COMPILED_STEPS", "_FIRST_STEPS", "_REDUCED_STEPS"):
+    for name in ("_QUICK_STEPS", "_COMPILED_STEPS", "_FIRST_STEPS"):
         monkeypatch.setattr(overlap, name, 0)
-    monkeypatch.setattr(overlap, "_LATTICE_ABOVE", float("inf"))  # the enumeration, not the lattice
+    monkeypatch.setattr(solver, "_REDUCED_STEPS", 0)
+    monkeypatch.setattr(solver, "_LATTICE_ABOVE", float("inf"))  # the enumeration, not the lattice
     overlap._internal_witness.cache_clear()
     yield
     overlap._internal_witness.cache_clear()
@@ -67,9 +68,9 @@ def no_quick_search(monkeypatch):
 def test_answers_under_a_small_cap_match_brute_force(monkeypatch, no_quick_search, cap):
     """With the cap a few hundred bytes to 8 KiB, the meet-in-the-middle search narrows its
     ranges or hands over to the depth-first search; every answer and witness stays exact."""
-    monkeypatch.setattr(overlap, "MEMORY_CAP", cap)
+    monkeypatch.setattr(solver, "MEMORY_CAP", cap)
     paths = {"sliced": 0, "depth_first": 0}
-    meet, reduced = overlap._meet, overlap._reduced_search
+    meet, reduced = solver._meet, solver._reduced_search
 
     def count_meet(*args):
         paths["sliced"] += args[-1] > 1
@@ -79,8 +80,8 @@ def test_answers_under_a_small_cap_match_brute_force(monkeypatch, no_quick_searc
         paths["depth_first"] += args[4] is None
         return reduced(*args, **kwargs)
 
-    monkeypatch.setattr(overlap, "_meet", count_meet)
-    monkeypatch.setattr(overlap, "_reduced_search", count_reduced)
+    monkeypatch.setattr(solver, "_meet", count_meet)
+    monkeypatch.setattr(solver, "_reduced_search", count_reduced)
     rng = random.Random(cap)
     outcomes = set()
     for _ in range(120):
@@ -102,7 +103,7 @@ def test_answers_under_a_small_cap_match_brute_force(monkeypatch, no_quick_searc
 def test_the_search_holds_no_more_than_the_cap(monkeypatch):
     """Measured with tracemalloc (NumPy reports its buffers to it): a query whose sets reach
     hundreds of MiB without the cap stays under a 64 MiB cap, and is still decided."""
-    monkeypatch.setattr(overlap, "MEMORY_CAP", 64 << 20)
+    monkeypatch.setattr(solver, "MEMORY_CAP", 64 << 20)
     layout = _adversarial(1, 24, 40)
     overlap._internal_witness.cache_clear()
     tracemalloc.start()
@@ -113,7 +114,7 @@ def test_the_search_holds_no_more_than_the_cap(monkeypatch):
         tracemalloc.stop()
         overlap._internal_witness.cache_clear()
     assert witness is not None and layout(*witness[0]) == layout(*witness[1])
-    assert peak < overlap.MEMORY_CAP, peak
+    assert peak < solver.MEMORY_CAP, peak
 
 
 def test_memory_error_becomes_the_librarys_error(monkeypatch, no_quick_search):
@@ -253,13 +254,13 @@ def test_max_work_bounds_the_work(monkeypatch, no_quick_search):
     """The units charged pass ``max_work`` only by the charge that raises (each stage asks for
     what is left before it starts); ``TooHardError`` comes once the budget is spent."""
     charged = []
-    spend = overlap._Work.spend
+    spend = solver._Work.spend
 
     def record(self, units):
         charged.append(units)
         spend(self, units)
 
-    monkeypatch.setattr(overlap._Work, "spend", record)
+    monkeypatch.setattr(solver._Work, "spend", record)
     rng = random.Random(9)
     outcomes = {"answered": 0, "too hard": 0}
     for _ in range(60):
@@ -388,4 +389,4 @@ def test_adversarial_layouts_exact_within_the_cap():
             assert answer == [True, True], (seed, rank, exponent, answer)
         else:
             assert answer == "late" or answer in ([True, True], [None, False]), answer
-    assert report["maxrss_mib"] < (overlap.MEMORY_CAP >> 20) + 1024, report["maxrss_mib"]
+    assert report["maxrss_mib"] < (solver.MEMORY_CAP >> 20) + 1024, report["maxrss_mib"]

@@ -21,6 +21,7 @@ from functional_strides._src.core.layout import _trusted
 from functional_strides._src.core.overlap import dfs as _dfs
 from functional_strides._src.core.overlap import lattice as _lattice
 from functional_strides._src.core.overlap import overlap as overlap
+from functional_strides._src.core.overlap import solver as solver
 from functional_strides._src.core.overlap.overlap import (
     _index,
     has_internal_overlap,
@@ -262,7 +263,7 @@ PATHS = {
 def _switch(mp: pytest.MonkeyPatch, mode: str) -> None:
     for name, value in PATHS[mode].items():
         module, _, attr = name.rpartition(".")
-        mp.setattr(_dfs if module == "_dfs" else overlap, attr, value)
+        mp.setattr(_dfs if module == "_dfs" else solver if hasattr(solver, attr) else overlap, attr, value)
 
 
 @pytest.fixture(params=list(PATHS))
