@@ -141,7 +141,8 @@ def test_memory_error_becomes_the_librarys_error(monkeypatch, no_quick_search):
     (1.5, LayoutTypeError, "max_work must be an integer or None (got max_work=1.5 of type float)"),
     ("all", LayoutTypeError, "max_work must be an integer or None (got max_work='all' of type str)"),
     (True, LayoutTypeError, "max_work must be an integer or None, not a bool (got max_work=True)"),
-], ids=["below-minus-one", "float", "string", "bool"])
+    (-1.0, LayoutTypeError, "max_work must be an integer or None (got max_work=-1.0 of type float)"),
+], ids=["below-minus-one", "float", "string", "bool", "float-minus-one"])
 def test_max_work_is_checked(value, error, message):
     a, b = Layout((3, 3), (2, 3)), Layout((2,), (5,), 1)
     for name, query in [("has_internal_overlap", lambda: fs.has_internal_overlap(a, max_work=value)),

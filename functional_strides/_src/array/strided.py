@@ -942,7 +942,9 @@ def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
     Semantics: ``numpy.shares_memory(a, b, max_work)``; PyTorch's ``get_overlap_status``
     without "too hard"."""
     if isinstance(a, Layout) and isinstance(b, Layout):
-        return _overlap.overlaps(a, b) if max_work == -1 else _overlap.overlaps(a, b, max_work=max_work)
+        if max_work.__class__ is int and max_work == -1:
+            return _overlap.overlaps(a, b)
+        return _overlap.overlaps(a, b, max_work=max_work)
     if isinstance(a, StridedArray) and isinstance(b, StridedArray):
         if not shares_storage(a, b):
             _overlap.check_max_work("overlaps", max_work)

@@ -436,7 +436,7 @@ class Layout:
         Semantics: ``torch._debug_has_internal_overlap`` without its "too hard" answer;
         ``max_work`` as in ``numpy.shares_memory``;
         :func:`functional_strides.internal_overlap_witness` names a colliding pair."""
-        if max_work == -1:  # the default: no keyword to pass (a query costs well under a microsecond)
+        if max_work.__class__ is int and max_work == -1:  # the default: no keyword on the hot path
             return _overlap.has_internal_overlap(self)
         return _overlap.has_internal_overlap(self, max_work=max_work)
 
@@ -456,7 +456,7 @@ class Layout:
 
         Semantics: ``numpy.shares_memory(a, b, max_work)`` for two views of one buffer
         (exact by default)."""
-        if max_work == -1:
+        if max_work.__class__ is int and max_work == -1:
             return _overlap.overlaps(self, other)
         return _overlap.overlaps(self, other, max_work=max_work)
 

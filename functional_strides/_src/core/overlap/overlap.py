@@ -150,7 +150,7 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
     Semantics: ``torch._debug_has_internal_overlap`` (``MemOverlap::Yes/No``) without its
     ``TooHard`` answer, which it gives for every overlapping layout without a zero stride;
     ``max_work`` as in ``numpy.shares_memory`` (``TooHardError`` when it does not suffice)."""
-    if max_work != -1:
+    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
         return _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
     first = _internal_first(layout)
     if first.__class__ is tuple:
@@ -186,7 +186,7 @@ def has_internal_overlap(layout: Layout, *, max_work: int | None = -1) -> bool:
     Semantics: ``torch._debug_has_internal_overlap(t) == 1``, decided for every layout; see
     :func:`internal_overlap_witness` for a colliding pair; ``max_work`` as in
     ``numpy.shares_memory``."""
-    if max_work != -1:
+    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
         return _internal_limited("has_internal_overlap", layout, max_work, witness=False) is not None
     first = _internal_first(layout)
     if first.__class__ is tuple:
@@ -382,7 +382,7 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
     Semantics: ``numpy.shares_memory(a, b, max_work)`` for two views of one buffer (default
     exact, as ``max_work=None``; ``TooHardError`` when the work does not suffice); PyTorch's
     ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
-    if max_work != -1:
+    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
         return _pair_limited("overlap_witness", a, b, max_work, witness=True)
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=True)
@@ -415,7 +415,7 @@ def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
 
     Semantics: ``numpy.shares_memory(a, b, max_work)``; see :func:`overlap_witness` for the
     shared pair."""
-    if max_work != -1:
+    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
         return _pair_limited("overlaps", a, b, max_work, witness=False) is not None
     if type(a.offset) is not int or type(b.offset) is not int:
         a, b = _concrete_offset("a", a, "overlaps"), _concrete_offset("b", b, "overlaps")
