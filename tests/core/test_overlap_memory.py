@@ -156,10 +156,15 @@ def test_max_work_is_checked(value, error, message):
 
 
 def test_max_work_none_and_minus_one_are_exact():
-    layout, other = Layout((4, 3), (2, 3)), Layout((3,), (4,), 1)
+    layout, other, apart = Layout((4, 3), (2, 3)), Layout((3,), (4,), 1), Layout((3,), (4,), 100)
     for max_work in (None, -1, np.int64(-1)):
         assert fs.internal_overlap_witness(layout, max_work=max_work) == ((0, 2), (3, 0))
-        assert fs.overlaps(layout, other, max_work=max_work) == _brute_pair(layout, other)
+        assert fs.internal_overlap_witness(Layout((3, 3), (2, 3)), max_work=max_work) is None
+        assert fs.has_internal_overlap(layout, max_work=max_work) is True
+        assert fs.has_internal_overlap(Layout((3, 3), (2, 3)), max_work=max_work) is False
+        assert fs.overlaps(layout, other, max_work=max_work) is _brute_pair(layout, other) is True
+        assert fs.overlaps(layout, apart, max_work=max_work) is _brute_pair(layout, apart) is False
+        assert fs.overlap_witness(layout, apart, max_work=max_work) is None
 
 
 def test_max_work_zero_is_numpys_bounds_check():
@@ -249,6 +254,38 @@ def test_max_work_answers_are_exact_or_too_hard(max_work):
         assert raised > 0
     else:
         assert answered > raised
+
+
+@pytest.mark.parametrize("cap", [None, 1 << 9], ids=["default-cap", "512B-cap"])
+def test_small_pairs_agree_with_numpy_under_every_max_work(monkeypatch, cap):
+    """Where both decide, ours and ``np.shares_memory`` give the same answer, for every
+    ``max_work`` (and under a cap that sends the solver down its narrowed and depth-first
+    paths); both equal brute force."""
+    if cap is not None:
+        monkeypatch.setattr(solver, "MEMORY_CAP", cap)
+        monkeypatch.setattr(overlap, "_COMPILED_STEPS", 0)
+        monkeypatch.setattr(overlap, "_QUICK_STEPS", 0)
+    rng = random.Random(31)
+    both = 0
+    for _ in range(200):
+        a, b = _random_layout(rng, (1, 3), 30, 150), _random_layout(rng, (1, 3), 30, 150)
+        buffer = np.zeros(max(a.offset + a.required_storage_size, b.offset + b.required_storage_size) + 1,
+                          np.uint8)
+        va, vb = _numpy_view(buffer, a), _numpy_view(buffer, b)
+        truth = _brute_pair(a, b)
+        for max_work in (None, 5, 100, 10**4):
+            try:
+                theirs = np.shares_memory(va, vb, max_work=max_work)
+            except np.exceptions.TooHardError:
+                theirs = None
+            try:
+                ours = fs.overlaps(a, b, max_work=max_work)
+            except TooHardError:
+                ours = None
+            assert max_work is not None or ours == theirs == truth, (a, b)
+            assert ours in (None, truth) and theirs in (None, truth), (a, b, max_work)
+            both += ours is not None and theirs is not None
+    assert both > 200
 
 
 def test_max_work_bounds_the_work(monkeypatch, no_quick_search):

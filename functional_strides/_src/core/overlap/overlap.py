@@ -222,7 +222,9 @@ def _internal_limited(op: str, layout: Layout, max_work: Any, witness: bool) -> 
     ``True`` may stand for a witness) within ``max_work``."""
     max_work = check_max_work(op, max_work)
     if max_work == -1:
-        return (internal_overlap_witness if witness else has_internal_overlap)(layout)
+        if witness:
+            return internal_overlap_witness(layout)
+        return True if has_internal_overlap(layout) else None
     shape, strides = tuple(layout.shape), tuple(layout.strides)
     proof = _bounds_proof(shape, strides)
     if proof is not False:
@@ -437,7 +439,9 @@ def _pair_limited(op: str, a: Layout, b: Layout, max_work: Any, witness: bool) -
     witness) within ``max_work``: NumPy's rules (0: disjoint index ranges, else too hard)."""
     max_work = check_max_work(op, max_work)
     if max_work == -1:
-        return (overlap_witness if witness else overlaps)(a, b)
+        if witness:
+            return overlap_witness(a, b)
+        return True if overlaps(a, b) else None
     a, b = _concrete_offset("a", a, op), _concrete_offset("b", b, op)
     work = _Work(max_work)
     try:
