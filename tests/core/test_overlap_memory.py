@@ -319,6 +319,7 @@ def test_numpy_shares_memory_front_end_takes_max_work():
     x = fs.from_array(np.arange(12.0))
     left, right = x[:6], x[6:]
     assert fs.numpy.shares_memory(left, x, None) and not fs.numpy.shares_memory(left, right, max_work=0)
+    assert not fs.numpy.shares_memory(left, right) and not fs.numpy.shares_memory(x[::2], x[1::2], 10)
     with pytest.raises(TooHardError, match=re.escape("overlaps: max_work=0 checks the bounds only")):
         fs.numpy.shares_memory(left, x, max_work=0)
     with pytest.raises(TooHardError):
