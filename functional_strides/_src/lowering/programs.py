@@ -99,12 +99,20 @@ class ProgramCache:
 PROGRAMS = ProgramCache(PROGRAM_CACHE_SIZE)
 
 
+_CONCRETE_ARRAY_TYPES: set[type] = set()  # the jax.Array classes met, not tracers (checked once each)
+
+
 def _signature(value: Any) -> Hashable:
-    """What ``jax.jit`` compiles a new executable for, of one positional argument."""
-    if isinstance(value, jax.Array) and not is_traced(value):
+    """What ``jax.jit`` compiles a new executable for, of one positional argument (checked by
+    class first: it runs on every eager call)."""
+    cls = value.__class__
+    if cls in _CONCRETE_ARRAY_TYPES:
         return value.shape, value.dtype, value.weak_type, value.sharding
-    if isinstance(value, (np.ndarray, np.generic)):
+    if cls is np.ndarray or isinstance(value, np.generic):
         return value.shape, value.dtype
+    if isinstance(value, jax.Array) and not is_traced(value):
+        _CONCRETE_ARRAY_TYPES.add(cls)
+        return value.shape, value.dtype, value.weak_type, value.sharding
     return jax.typeof(value)
 
 
