@@ -2,6 +2,7 @@
 
 Usage:
     python benchmarks/bench_overlap.py [--small] [--repeat N] [--json PATH] [--seed S]
+    python benchmarks/bench_overlap.py --adversarial [--seconds T] [--max-work N] [--json PATH]
 
 Both sides answer the same question side by side in one run: do two strided views of one
 ``int8`` buffer share an element (strides in bytes == elements). NumPy's views are built
@@ -33,6 +34,16 @@ NumPy solves in milliseconds (a smoke run).
 Our overlap search runs compiled (the C extension built by ``pip install -e .`` where a C
 compiler is present): the header says which; ``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` times the
 pure-Python fallback.
+
+``--adversarial`` runs instead the layouts that exhaust an unbounded search's memory: rank 30
+and 40, extents 2 and 3, strides within 1/16 of 2**20 or 2**40 (three seeds each), one layout
+(the witness of ``internal_overlap_witness``, and ``has_internal_overlap``) and pairs
+(``overlap_witness``). Per query: our exact answer (``max_work=-1``, stopped by an alarm after
+``--seconds``) with its time and the peak of the memory NumPy and Python allocate during it
+(``tracemalloc``: the search's sets; the cap is 256 MiB); ours and NumPy's with ``max_work=N``
+(``--max-work``, default 10**6: an answer or "too hard"), with their times. NumPy's views there
+are built over a fake address (NumPy reads only addresses and strides), since their spans
+reach 2**46 bytes.
 """
 
 from __future__ import annotations
@@ -196,6 +207,115 @@ def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
             "answer": ans_ours, "ours_s": t_ours, "numpy_s": t_np, "ratio": t_ours / t_np}
 
 
+# -- the adversarial families (--adversarial) --------------------------------------------------------
+def adversarial_layout(seed: int, rank: int, exponent: int, offset_seed: int = 0) -> Layout:
+    """Extents 2 and 3, strides within 1/16 of ``2**exponent``, an offset below it."""
+    rng = random.Random(seed + offset_seed)
+    base = 2**exponent
+    shape = tuple(rng.choice((2, 3)) for _ in range(rank))
+    strides = tuple(base + rng.randint(-base // 16, base // 16) for _ in shape)
+    return Layout(shape, strides, rng.randint(0, base))
+
+
+class _Late(Exception):
+    pass
+
+
+def _late(*args: Any) -> None:
+    raise _Late
+
+
+def _unallocated_view(anchor: np.ndarray, layout: Layout) -> np.ndarray:
+    """A NumPy view of ``layout`` (element strides in bytes) at ``anchor``'s address plus the
+    offset, over memory that is never allocated nor read (``shares_memory`` reads addresses)."""
+    class Interface:
+        __array_interface__ = {"data": (anchor.ctypes.data + layout.offset, False), "shape": layout.shape,
+                               "strides": layout.strides, "typestr": "|i1", "version": 3}
+    return np.asarray(Interface())
+
+
+def _attempt(fn, seconds: float | None = None) -> tuple[Any, float, float]:
+    """``(answer, seconds, peak MiB)``: the answer, ``"too hard"`` (``TooHardError``, NumPy's
+    too) or ``"over T s"``."""
+    import signal
+    import tracemalloc
+
+    tracemalloc.start()
+    if seconds:
+        signal.signal(signal.SIGALRM, _late)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.perf_counter()
+    try:
+        answer = fn()
+    except (fs.TooHardError, np.exceptions.TooHardError, ValueError):  # NumPy's helper: ValueError
+        answer = "too hard"
+    except _Late:
+        answer = f"over {seconds:g} s"
+    finally:
+        if seconds:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    return answer, elapsed, peak
+
+
+def _adversarial_queries(kind: str, a: Layout, b: Layout, va: np.ndarray, vb: np.ndarray, max_work: int,
+                         np_internal) -> tuple[Any, Any, Any]:
+    """Our exact query (its witness checked), ours with ``max_work``, NumPy's with ``max_work``."""
+    if kind == "internal":
+        def exact():
+            w = fs.internal_overlap_witness(a)
+            assert w is None or a(*w[0]) == a(*w[1])
+            return w is not None
+
+        def bounded():
+            return fs.has_internal_overlap(a, max_work=max_work)
+
+        def theirs():
+            return None if np_internal is None else bool(np_internal(va, max_work=max_work))
+        return exact, bounded, theirs
+
+    def exact_pair():
+        w = fs.overlap_witness(a, b)
+        assert w is None or a(*w[0]) == b(*w[1])
+        return w is not None
+
+    def bounded_pair():
+        return fs.overlaps(a, b, max_work=max_work)
+
+    def theirs_pair():
+        return bool(np.shares_memory(va, vb, max_work=max_work))
+    return exact_pair, bounded_pair, theirs_pair
+
+
+def adversarial_rows(seconds: float, max_work: int, np_internal) -> list[dict[str, Any]]:
+    anchor = np.zeros(1, np.int8)
+    rows = []
+    for rank in (30, 40):
+        for exponent in (20, 40):
+            for seed in range(3):
+                a = adversarial_layout(seed, rank, exponent)
+                b = adversarial_layout(seed, rank, exponent, 1000)
+                va, vb = _unallocated_view(anchor, a), _unallocated_view(anchor, b)
+                for kind in ("internal", "pair"):
+                    _overlap._internal_witness.cache_clear()
+                    exact, bounded, theirs = _adversarial_queries(kind, a, b, va, vb, max_work, np_internal)
+                    ours, t_ours, peak = _attempt(exact, seconds)
+                    _overlap._internal_witness.cache_clear()
+                    ours_w, t_ours_w, _ = _attempt(bounded)
+                    np_w, t_np_w, _ = _attempt(theirs)
+                    rows.append({"kind": kind, "rank": rank, "strides": f"2**{exponent}", "seed": seed,
+                                 "exact": ours, "exact_s": t_ours, "exact_peak_mib": peak,
+                                 "max_work": max_work, "ours": ours_w, "ours_s": t_ours_w,
+                                 "numpy": np_w, "numpy_s": t_np_w})
+                    r = rows[-1]
+                    print(f"{kind:<8} {rank:>4} {r['strides']:>6} {seed:>4}  {str(ours):<10} {t_ours:>8.2f} "
+                          f"{peak:>8.1f}  {str(ours_w):<9} {t_ours_w:>8.3f}  {str(np_w):<9} {t_np_w:>8.3f}",
+                          flush=True)
+    return rows
+
+
 def _fmt(t: float) -> str:
     """Seconds as microseconds: three significant digits below 1000 us, whole ones above."""
     us = t * 1e6
@@ -231,11 +351,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed of the random families; default 0")
     p.add_argument("--json", type=Path, help="write the rows and summary here")
     p.add_argument("--markdown", type=Path, help="write a markdown section (tables) here")
+    p.add_argument("--adversarial", action="store_true",
+                   help="the rank-30/40 layouts instead: exact within the memory cap, and with max_work")
+    p.add_argument("--seconds", type=float, default=20.0, help="--adversarial: limit of an exact query")
+    p.add_argument("--max-work", type=int, default=10**6, help="--adversarial: the bounded queries' max_work")
     args = p.parse_args(argv)
     try:
         from numpy._core._multiarray_tests import internal_overlap as np_internal
     except ImportError:  # NumPy built without its test helpers
         np_internal = None
+    if args.adversarial:
+        header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}; "
+                  f"exact queries stopped after {args.seconds:g} s; max_work={args.max_work}; "
+                  f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        print(header)
+        print(f"{'kind':<8} {'rank':>4} {'stride':>6} {'seed':>4}  {'exact':<10} {'s':>8} {'peak MiB':>8}  "
+              f"{'max_work':<9} {'s':>8}  {'numpy':<9} {'s':>8}")
+        rows = adversarial_rows(args.seconds, args.max_work, np_internal)
+        if args.json:
+            args.json.write_text(json.dumps({"header": header, "rows": rows}, indent=1))
+            print(f"wrote {args.json}")
+        return 0
     cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
     if np_internal is not None:
         cases += internal_cases(args.small)

@@ -64,6 +64,7 @@ from ._src.core.errors import LayoutTypeError as LayoutTypeError
 from ._src.core.errors import OutOfRangeError as OutOfRangeError
 from ._src.core.errors import OverlapError as OverlapError
 from ._src.core.errors import StorageError as StorageError
+from ._src.core.errors import TooHardError as TooHardError
 from ._src.core.errors import ViewError as ViewError
 from ._src.core.layout import Layout as Layout
 from ._src.core.layout import contiguous_strides as contiguous_strides
@@ -101,6 +102,7 @@ __all__ = [
     "StorageError",
     "StridedArray",
     "T",
+    "TooHardError",
     "ViewError",
     "WRITE_METHODS",
     "as_strided",

@@ -26,6 +26,7 @@ from strategies import layouts
 import functional_strides as fs
 from functional_strides import Layout, LayoutError, views
 from functional_strides._src.core.overlap import overlap as overlap
+from functional_strides._src.core.overlap import solver as solver
 from functional_strides._src.core.overlap.overlap import (
     has_internal_overlap,
     internal_overlap_witness,
@@ -113,7 +114,7 @@ def test_seeded_sample_of_layout_pairs_matches_brute_force():
 def test_search_in_small_chunks_and_with_python_integers(monkeypatch):
     """The same answers when candidates are produced a few at a time, and for strides beyond
     int64 (the search then runs on Python integers)."""
-    monkeypatch.setattr(overlap, "_CHUNK", 5)
+    monkeypatch.setattr(solver, "_CHUNK", 5)
     rng = random.Random(11)
     for big in (0, 2**70):
         outcomes = set()

@@ -21,6 +21,7 @@ from functional_strides._src.core.layout import _trusted
 from functional_strides._src.core.overlap import dfs as _dfs
 from functional_strides._src.core.overlap import lattice as _lattice
 from functional_strides._src.core.overlap import overlap as overlap
+from functional_strides._src.core.overlap import solver as solver
 from functional_strides._src.core.overlap.overlap import (
     _index,
     has_internal_overlap,
@@ -119,7 +120,8 @@ def test_compiled_search_takes_the_python_search_steps(eq, avoid, budget):
 
 
 def test_compiled_search_leaves_big_numbers_to_python():
-    """Coefficients of 2**31 and more, or sums near 2**62, are solved with Python integers."""
+    """Coefficients up to 2**61 stay compiled (the one product of residues in 128 bits); sums
+    of 2**61 and more are solved with Python integers; both give the Python search's answer."""
     _compiled_module()
     s, u = [2**40 + 1, 2**40, 3], [5, 5, 2]
     b = 3 * (2**40 + 1) + 2 * 2**40 + 3
@@ -232,8 +234,9 @@ def test_the_compiled_calls_check_their_arguments():
     assert native.pair((3,), (1,), 0, (3,), (1,), 2**70, 10, False) == -2
     assert native.pair((3,), (1.5,), 0, (3,), (1,), 0, 10, False) == -2
     assert native.pair([3], [1], 0, (3,), (1,), 0, 10, False) == -2  # lists: not the layout's tuples
-    assert native.internal((3, 3), (2**31, 1), 10) == -2
-    assert native.search([2**31, 1], [3, 3], 5, 10, None) == -2
+    assert native.internal((3, 3), (2**61, 1), 10) == -2
+    assert native.search([2**61, 1], [0, 3], 5, 10, None) == -2  # a coefficient past 2**61, bound 0
+    assert native.internal((3, 3), (2**31, 1), 10) == 0  # past 2**31: compiled, with 128-bit residues
     shape, strides = (70,) * 60, tuple(range(1, 61))  # 60 dims: the call's scratch is on the heap
     c = native.internal(shape, strides, 10**5)
     with pytest.MonkeyPatch.context() as mp:
@@ -260,7 +263,7 @@ PATHS = {
 def _switch(mp: pytest.MonkeyPatch, mode: str) -> None:
     for name, value in PATHS[mode].items():
         module, _, attr = name.rpartition(".")
-        mp.setattr(_dfs if module == "_dfs" else overlap, attr, value)
+        mp.setattr(_dfs if module == "_dfs" else solver if hasattr(solver, attr) else overlap, attr, value)
 
 
 @pytest.fixture(params=list(PATHS))

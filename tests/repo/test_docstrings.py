@@ -83,7 +83,7 @@ def test_help_shows_it(capsys):
 
 #: names of the package that are no operation: errors and a report record
 NOT_OPS = {"Explanation", "IndexTypeError", "LayoutError", "LayoutTypeError", "OutOfRangeError",
-           "OverlapError", "StorageError", "ViewError"}
+           "OverlapError", "StorageError", "TooHardError", "ViewError"}
 
 
 PUBLIC_OPS = sorted(n for n in fs.__all__ if n not in NOT_OPS and callable(getattr(fs, n))

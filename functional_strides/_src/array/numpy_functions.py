@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import numpy_views as rules
-from ..core.errors import LayoutError, LayoutTypeError, ViewError
+from ..core.errors import LayoutError, LayoutTypeError, TooHardError, ViewError
 from ..core.layout import Layout, _trusted, address_range, check_in_storage, contiguous_strides
 from .interop import from_numpy
 from .strided import StridedArray, _over_batch, from_array
@@ -57,17 +57,13 @@ def _check_max_work(op: str, max_work: Any) -> None:
                               "pass -1 (exact), 0 (bounds only) or None.")
 
 
-#: NumPy's "exceeded max_work" (``numpy.exceptions.TooHardError``; ``numpy.TooHardError`` before 1.25)
-TooHardError = getattr(np, "exceptions", np).TooHardError
-
-
-def _overlap(a: Any, b: Any, exact: bool) -> bool:
-    """Whether two views of one storage object share an element (``exact``), or may (their
-    lowest-to-highest ranges of storage indices intersect)."""
+def _overlap(a: Any, b: Any, exact: bool, max_work: Any = -1) -> bool:
+    """Whether two views of one storage object share an element (``exact``, within
+    ``max_work``), or may (their lowest-to-highest ranges of storage indices intersect)."""
     if not (isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage):
         return False
     if exact:
-        return a.layout.overlaps(b.layout)
+        return a.layout.overlaps(b.layout, max_work=max_work)
     if a.layout.is_empty or b.layout.is_empty:
         return False
     for x in (a, b):
@@ -94,15 +90,16 @@ def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
       max_work: NumPy's: ``None`` or ``-1`` (``np.MAY_SHARE_EXACT``) for the exact answer;
         ``0`` (``np.MAY_SHARE_BOUNDS``) to compare the ranges of storage indices only, which
         answers ``False`` where they do not meet and raises NumPy's ``TooHardError`` where
-        they do. A positive bound on the work gives the exact answer here (the search over
-        views of one storage needs no bound; NumPy's may raise ``TooHardError`` past it).
+        they do; ``n > 0``: at most about ``n`` units of work (steps of the search, candidates
+        of the enumeration: :func:`functional_strides.overlaps`), then ``TooHardError``.
     Returns:
       ``bool``.
     Raises:
       LayoutError: the two views are over one storage and an offset is not one known
         integer (traced under ``jit``, or one per item of a batch); compare outside ``jit``.
       LayoutTypeError: ``max_work`` is not ``None`` or an int.
-      numpy.exceptions.TooHardError: ``max_work=0`` and the ranges of the views meet.
+      TooHardError: ``max_work=0`` and the ranges of the views meet, or ``max_work`` did not
+        suffice (``functional_strides.TooHardError``, also ``numpy.exceptions.TooHardError``).
     Example:
       >>> import jax.numpy as jnp
       >>> x = from_array(jnp.arange(6))
@@ -121,7 +118,7 @@ def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
         raise TooHardError(f"shares_memory: max_work=0 compares the ranges of storage indices only, and "
                            f"those of layouts {a.layout} and {b.layout} meet (NumPy's 'Exceeded "
                            "max_work'); pass max_work=None for the exact answer.")
-    return _overlap(a, b, exact=max_work != 0)
+    return _overlap(a, b, exact=max_work != 0, max_work=-1 if max_work is None else max_work)
 
 
 def may_share_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:

@@ -20,6 +20,7 @@ from ..core.docs import shares_doc as _shares_doc
 from ..core.errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
 from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
 from ..core.overlap import overlap as _overlap
+from ..lowering import programs as _programs
 from ..lowering import refs as _refs
 from ..lowering.reads import PLACEHOLDER_HINT, check_operands, materialize
 from ..lowering.writes import check_src, write
@@ -655,7 +656,7 @@ class StridedArray(InPlaceMethods):
         out = Layout(lay.shape, strides, 0)
         order = sorted(range(lay.ndim), key=lambda d: (-out.strides[d], d))
         dense = _materialize(self.storage, views.permute(lay, order))
-        return StridedArray._wrap(dense.reshape(*self.batch_shape, lay.numel), out)
+        return StridedArray._wrap(_programs.reshape(dense, (*self.batch_shape, lay.numel)), out)
 
     # -- functional writes ----------------------------------------------------------------
     def with_storage(self, storage: Any) -> StridedArray:
@@ -963,7 +964,7 @@ def from_array(x: Any) -> StridedArray:
     if isinstance(x, StridedArray):
         return x
     arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
-    return StridedArray._wrap(arr.reshape(-1), Layout.contiguous(arr.shape))
+    return StridedArray._wrap(_programs.reshape(arr, (arr.size,)), Layout.contiguous(arr.shape))
 
 
 def _check_ref(ref: Any, op: str, batched: bool = False) -> None:
@@ -1032,31 +1033,42 @@ def shares_storage(a: StridedArray, b: StridedArray) -> bool:
     return isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage
 
 
-def overlaps(a: Any, b: Any) -> bool:
+def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
     """True when ``a`` and ``b`` share a storage element.
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
     two :class:`Layout` over one storage. Exact, for any layouts (the search of
-    :func:`overlap_witness`).
+    :func:`overlap_witness`), with the search's memory under 256 MiB whatever the layouts. ``max_work`` as in
+    ``numpy.shares_memory``: ``-1`` (default) or ``None``: exact; ``0``: the bounds only
+    (disjoint index ranges, else ``TooHardError``); ``n > 0``: at most about ``n`` units of
+    work (steps of the depth-first search, candidates of the enumeration).
 
     Args:
       a: a ``StridedArray``, or a :class:`Layout`.
       b: another of the same kind (a layout over the same storage).
     Raises:
-      LayoutError: an offset is traced.
-      LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``.
+      LayoutError: an offset is traced, or ``max_work`` is below -1.
+      LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``, or
+        ``max_work`` is not an integer (or ``None``).
+      TooHardError: ``max_work`` did not suffice (never with the default), or the process
+        could not allocate the memory the search keeps under its cap.
     Example:
       >>> import jax.numpy as jnp
       >>> frames = from_array(jnp.arange(10.0)).unfold(0, 4, 2)
       >>> overlaps(frames[0], frames[1]), overlaps(frames[0], frames[2])
       (True, False)
 
-    Semantics: ``numpy.shares_memory(a, b)``; PyTorch's ``get_overlap_status`` without
-    "too hard"."""
+    Semantics: ``numpy.shares_memory(a, b, max_work)``; PyTorch's ``get_overlap_status``
+    without "too hard"."""
     if isinstance(a, Layout) and isinstance(b, Layout):
-        return _overlap.overlaps(a, b)
+        if max_work.__class__ is int and max_work == -1:
+            return _overlap.overlaps(a, b)
+        return _overlap.overlaps(a, b, max_work=max_work)
     if isinstance(a, StridedArray) and isinstance(b, StridedArray):
-        return shares_storage(a, b) and _overlap.overlaps(a.layout, b.layout)
+        if not shares_storage(a, b):
+            _overlap.check_max_work("overlaps", max_work)
+            return False
+        return _overlap.overlaps(a.layout, b.layout, max_work=max_work)
     raise LayoutTypeError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "
                           f"and {type(b).__name__}).")
 

@@ -9,6 +9,8 @@ PyTorch.
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "IndexTypeError",
     "LayoutError",
@@ -16,6 +18,7 @@ __all__ = [
     "OutOfRangeError",
     "OverlapError",
     "StorageError",
+    "TooHardError",
     "ViewError",
 ]
 
@@ -58,7 +61,19 @@ class IndexTypeError(LayoutTypeError, IndexError):
     ... are valid indices``) and a ``TypeError`` (Python's ``list[1.5]``)."""
 
 
+#: NumPy's "exceeded max_work" (``numpy.exceptions.TooHardError``; ``numpy.TooHardError`` before 1.25).
+_NumPyTooHardError = getattr(np, "exceptions", np).TooHardError
+
+
+class TooHardError(LayoutError, _NumPyTooHardError):
+    """An overlap query was not decided within its ``max_work`` (``fs.overlaps(a, b,
+    max_work=n)``, ``has_internal_overlap(..., max_work=n)``), or the process could not
+    allocate the memory the exact search keeps under its cap. Also NumPy's
+    ``numpy.exceptions.TooHardError`` (a ``RuntimeError``), which ``shares_memory`` raises in
+    the same case, so that either ``except`` catches it."""
+
+
 for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError, LayoutTypeError,
-             IndexTypeError):
+             IndexTypeError, TooHardError):
     _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
 del _cls

@@ -38,7 +38,6 @@ the strided copy with strides as operands, elsewhere a gather.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 
@@ -53,6 +52,7 @@ from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced,
 from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
+from . import programs as _programs
 from . import tiled as _tiled
 
 __all__ = ["METHODS", "READS", "check_operands", "dynamic_window", "index_dtype", "materialize", "read_plan",
@@ -594,12 +594,12 @@ def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
     return _lower(storage, layout, "auto", copy_kernel=False)
 
 
-@functools.partial(jax.jit, static_argnames=("layout", "method"))
+@_programs.cached(static_argnames=("layout", "method"))
 def _jit_lower(storage, *, layout, method):
     return _lower(storage, layout, method)
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
+@_programs.cached(static_argnames=("shape",))
 def _eager_gather(storage, strides, offset, *, shape):
     return _gather_at(storage, strides, offset, shape)
 
@@ -611,13 +611,13 @@ def _gather_at(storage, strides, offset, shape):
                    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
+@_programs.cached(static_argnames=("shape",))
 def _eager_copy(storage, strides, offset, *, shape):
     return _copy_kernel.read_operands(storage, strides, offset, shape,
                                       lambda s, t, o: _gather_at(s, t, o, shape))
 
 
-@functools.partial(jax.jit, static_argnames=("shape",))
+@_programs.cached(static_argnames=("shape",))
 def _eager_slice(storage, offset, *, shape):
     flat = lax.dynamic_slice(storage, (offset,), (math.prod(shape),))
     return flat.reshape(shape)

@@ -49,7 +49,6 @@ the view overlaps itself), so a new layout of a known shape costs no XLA compile
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -66,6 +65,7 @@ from ..core.overlap import overlap as _overlap
 from ..core.overlap.overlap import is_monotone
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
+from . import programs as _programs
 from .modes import COMBINE as _COMBINE
 from .modes import MODES, identity, storage_mode
 from .product_scatter import ScatterSpec, product_scatter
@@ -185,7 +185,7 @@ def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: 
             f"dtype). Cast src explicitly, e.g. src.astype({jnp.dtype(dtype).name})."
         )
     try:
-        return jnp.broadcast_to(arr, shape)
+        return _programs.broadcast_to(arr, shape)  # outside jit: a program of the bounded cache
     except ValueError:
         raise LayoutError(
             f"{op}: src of shape {tuple(arr.shape)} is not broadcastable to the {kind} shape "
@@ -558,18 +558,18 @@ def _lower_xla(storage, layout: Layout, values, *, mode: str, overlapping: bool,
                   copy_kernel=False)
 
 
-@functools.partial(jax.jit, static_argnames=("layout", "mode", "overlapping", "method", "op"))
+@_programs.cached(static_argnames=("layout", "mode", "overlapping", "method", "op"))
 def _jit_write(storage, values, *, layout, mode, overlapping, method, op):
     return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method=method, op=op)
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "mode", "last_wins", "unique"))
+@_programs.cached(static_argnames=("shape", "mode", "last_wins", "unique"))
 def _eager_write(storage, values, strides, offset, *, shape, mode, last_wins, unique):
     idx = storage_indices(shape, strides, offset, strides.dtype)
     return _scatter(storage, idx, values, mode=mode, last_wins=last_wins, unique=unique, sorted_=False)
 
 
-@functools.partial(jax.jit, static_argnames=("mode",))
+@_programs.cached(static_argnames=("mode",))
 def _eager_update(storage, values, offset, *, mode):
     flat = values.reshape(-1)
     if mode != "set":

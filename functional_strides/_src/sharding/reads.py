@@ -12,7 +12,6 @@ lowering never sees an explicit type).
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -25,6 +24,7 @@ from jax.sharding import PartitionSpec as P
 
 from ..core.errors import LayoutError
 from ..core.layout import Layout, check_in_storage, is_traced
+from ..lowering.programs import PROGRAMS
 from ..lowering.reads import READS, _check_span, materialize, xla_read_plan
 from .plans import (
     Exchange,
@@ -248,17 +248,20 @@ def _flatten(values: jax.Array, plan: ShardedRead, part: Partition) -> jax.Array
     return jnp.reshape(values, (-1,), out_sharding=NamedSharding(part.mesh, spec))
 
 
-@functools.lru_cache(maxsize=256)
 def _program(layout: Layout, plan: ShardedRead, part: Partition, method: str, flatten: bool) -> Any:
-    def run(storage: jax.Array) -> jax.Array:
-        out = _read_traced(storage, layout, plan, part, method)
-        return _flatten(out, plan, part) if flatten else out
+    """The jitted read, held by the package's bounded program cache (``lowering/programs.py``)."""
+    def build() -> Any:
+        def run(storage: jax.Array) -> jax.Array:
+            out = _read_traced(storage, layout, plan, part, method)
+            return _flatten(out, plan, part) if flatten else out
 
-    if part.explicit:  # the types carry the output's sharding
-        return jax.jit(run)
-    if flatten and not plan.flat:
-        return jax.jit(run, out_shardings=plan.out_sharding if plan.out_sharding.spec == P() else None)
-    return jax.jit(run, out_shardings=plan.out_sharding)
+        if part.explicit:  # the types carry the output's sharding
+            return jax.jit(run)
+        if flatten and not plan.flat:
+            return jax.jit(run, out_shardings=plan.out_sharding if plan.out_sharding.spec == P() else None)
+        return jax.jit(run, out_shardings=plan.out_sharding)
+
+    return PROGRAMS.get(("sharded read", layout, plan, part, method, flatten), build)
 
 
 def _static(layout: Layout) -> Layout:

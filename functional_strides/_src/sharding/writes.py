@@ -12,7 +12,6 @@ single-device write, partitioned by XLA (under ``jax.sharding.auto_axes`` on an 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -26,6 +25,7 @@ from ..core.checks import check_choice
 from ..core.errors import LayoutError
 from ..core.layout import Layout, is_traced
 from ..lowering.modes import MODES, combine, has_exact_identity, identity, storage_mode
+from ..lowering.programs import PROGRAMS
 from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
 from .plans import Partition, ShardedRead, partition, write_plan
@@ -265,14 +265,17 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
     return _write_program(layout, mode, overlap, op, method, plan, part)
 
 
-@functools.lru_cache(maxsize=256)
 def _write_program(layout: Layout, mode: str, overlap: str, op: str, method: str, plan: ShardedRead,
                    part: Partition) -> Any:
-    def run(storage: jax.Array, src: Any) -> jax.Array:
-        _check_src(src, layout, storage.dtype, op)
-        return _write_traced(storage, layout, src, plan, part, mode=mode, overlap=overlap, op=op,
-                             method=method)
+    """The jitted write, held by the package's bounded program cache (``lowering/programs.py``)."""
+    def build() -> Any:
+        def run(storage: jax.Array, src: Any) -> jax.Array:
+            _check_src(src, layout, storage.dtype, op)
+            return _write_traced(storage, layout, src, plan, part, mode=mode, overlap=overlap, op=op,
+                                 method=method)
 
-    if part.explicit:  # the types carry the storage's sharding
-        return jax.jit(run)
-    return jax.jit(run, out_shardings=plan.out_sharding)
+        if part.explicit:  # the types carry the storage's sharding
+            return jax.jit(run)
+        return jax.jit(run, out_shardings=plan.out_sharding)
+
+    return PROGRAMS.get(("sharded write", layout, mode, overlap, op, method, plan, part), build)

@@ -8,9 +8,15 @@
  * tuples directly (about 0.1 us of call overhead).
  *
  * Arithmetic is in int64. Every entry point checks, in floating point and before any integer
- * product, that coefficients are below 2**31 and every sum of products below 2**61, and
+ * product, that coefficients are below COEF_LIMIT and every sum of products below 2**61, and
  * answers STATUS_TOO_LARGE (-2) otherwise (or when a value is not an int64), leaving the query
- * to Python integers: no product or sum overflows. */
+ * to Python integers: no product or sum overflows. The one product of two residues (each
+ * below a coefficient) is taken in 128 bits where the compiler has them, so coefficients up
+ * to 2**61 stay compiled; elsewhere COEF_LIMIT is 2**31 and the product fits in int64.
+ *
+ * A search without a step budget may run for a long time (the problem is NP-hard): the loop
+ * polls for signals every CHECK_EVERY steps, so that Ctrl-C (or an alarm whose handler
+ * raises) interrupts it with the handler's exception (STATUS_INTERRUPTED). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,8 +30,14 @@ typedef int64_t i64;
 #define STATUS_NONE 0
 #define STATUS_OUT_OF_STEPS (-1)
 #define STATUS_TOO_LARGE (-2)
+#define STATUS_INTERRUPTED (-3) /* a signal handler raised: the exception is set */
 
-#define INT31 ((i64)1 << 31)
+#define CHECK_EVERY ((i64)1 << 20) /* steps between two polls for signals */
+#if defined(__SIZEOF_INT128__)
+#define COEF_LIMIT ((i64)1 << 61)
+#else
+#define COEF_LIMIT ((i64)1 << 31)
+#endif
 #define SPAN_LIMIT 2305843009213693952.0 /* 2**61 */
 #define STACK_WORDS 2048                 /* per-call scratch on the stack up to this many int64 */
 
@@ -44,6 +56,15 @@ static i64 gcd64(i64 a, i64 b) {
         b = t;
     }
     return a;
+}
+
+/* (a * b) mod m for 0 <= a, b < m (m below COEF_LIMIT: the product fits in the type used). */
+static inline i64 mulmod(i64 a, i64 b, i64 m) {
+#if defined(__SIZEOF_INT128__)
+    return (i64)((unsigned __int128)a * (unsigned __int128)b % (unsigned __int128)m);
+#else
+    return a * b % m;
+#endif
 }
 
 /* a**-1 mod m for gcd(a, m) == 1, m > 1 (extended Euclid). */
@@ -75,7 +96,7 @@ static void work_free(work_t *w) { PyMem_Free(w->data); }
 
 /* sum s_k x_k == b, 0 <= x_k <= u_k (s_k > 0, n >= 1, b >= 0 else no solution), x != avoid
  * when avoid is not NULL. 1 with a solution in x (caller's order), 0 when none, -1 when
- * budget steps did not decide. ws: 11 * n int64 of scratch. The order of unknowns (largest
+ * budget steps did not decide, -3 when a signal handler raised (the exception is set). ws: 11 * n int64 of scratch. The order of unknowns (largest
  * coefficient first, a stable sort), of levels (last unknown first) and of candidates
  * (largest first) is that of _dfs.search_python; one step per level entered. */
 static int dfs(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid, i64 *x, i64 b,
@@ -112,6 +133,7 @@ static int dfs(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid,
     for (;;) {
         /* enter level j with right-hand side cur (>= 0); descend while a candidate exists */
         if (--steps < 0) return STATUS_OUT_OF_STEPS;
+        if ((steps & (CHECK_EVERY - 1)) == 0 && PyErr_CheckSignals() < 0) return STATUS_INTERRUPTED;
         int descended = 0;
         if (j == 0) {
             i64 q = cur / ss[0];
@@ -133,7 +155,7 @@ static int dfs(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid,
             i64 sj = ss[j], period = periods[j], below = spans[j - 1];
             i64 xj = uu[j] < cur / sj ? uu[j] : cur / sj;
             if (period > 1) {
-                i64 residue = ((cur / gcds[j]) % period) * inverses[j] % period;
+                i64 residue = mulmod((cur / gcds[j]) % period, inverses[j], period);
                 xj -= pymod(xj - residue, period);
             }
             i64 first = cur <= below ? 0 : (cur - below + sj - 1) / sj;
@@ -256,7 +278,7 @@ static PyObject *pair(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
         if (n > 1 && s != 0) {
             span += fabs((double)s) * (double)(n - 1);
-            if (s >= INT31 || s <= -INT31 || span >= SPAN_LIMIT) {
+            if (s >= COEF_LIMIT || s <= -COEF_LIMIT || span >= SPAN_LIMIT) {
                 status = STATUS_TOO_LARGE; /* checked before any product that could overflow */
                 goto done;
             }
@@ -302,7 +324,9 @@ static PyObject *pair(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         }
     }
 done:
-    if (status == STATUS_FOUND && witness) {
+    if (status == STATUS_INTERRUPTED) {
+        result = NULL;
+    } else if (status == STATUS_FOUND && witness) {
         PyObject *xa = tuple_of(out, na), *yb = xa ? tuple_of(out + na, nb) : NULL;
         result = yb ? PyTuple_Pack(2, xa, yb) : NULL;
         Py_XDECREF(xa);
@@ -363,7 +387,7 @@ static PyObject *internal(PyObject *self, PyObject *const *args, Py_ssize_t narg
                 goto done;
             }
             span += 2.0 * fabs((double)steps[d]) * (double)(extents[d] - 1);
-            if (steps[d] >= INT31 || steps[d] <= -INT31 || span >= SPAN_LIMIT) {
+            if (steps[d] >= COEF_LIMIT || steps[d] <= -COEF_LIMIT || span >= SPAN_LIMIT) {
                 status = STATUS_TOO_LARGE;
                 goto done;
             }
@@ -406,7 +430,10 @@ static PyObject *internal(PyObject *self, PyObject *const *args, Py_ssize_t narg
             out[d] = steps[d] > 0 ? x[i] - centre[i] : centre[i] - x[i];
         }
 done:
-    result = status == STATUS_FOUND ? tuple_of(out, n) : PyLong_FromLong(status);
+    if (status == STATUS_INTERRUPTED)
+        result = NULL;
+    else
+        result = status == STATUS_FOUND ? tuple_of(out, n) : PyLong_FromLong(status);
     work_free(&w);
     return result;
 }
@@ -423,7 +450,8 @@ PyDoc_STRVAR(search_doc,
 "_dfs.search_python for sum s_k x_k == b, 0 <= x_k <= u_k (s, u: sequences of ints, s_k > 0,\n"
 "u_k >= 0; avoid: None or one solution not to return). Returns a list x, None (no solution),\n"
 "False (budget steps did not decide) or -2 (a value too large for int64 arithmetic: coefficients\n"
-"of 2**31 and more or |b| + sum s_k u_k of 2**61 and more; use search_python).");
+"of 2**61 and more (2**31 where the compiler has no 128-bit integers) or |b| + sum s_k u_k of\n"
+"2**61 and more; use search_python). A signal handler that raises interrupts the search.");
 
 static PyObject *search(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -462,13 +490,15 @@ static PyObject *search(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto fail;
         }
         span += (double)s[i] * (double)u[i];
-        ok = s[i] < INT31;
+        ok = s[i] < COEF_LIMIT;
     }
     if (!ok || !b_ok || span >= SPAN_LIMIT) {
         result = PyLong_FromLong(STATUS_TOO_LARGE);
     } else {
         int status = dfs(n, s, u, av, x, b, budget, ws);
-        if (status == STATUS_FOUND) {
+        if (status == STATUS_INTERRUPTED) {
+            result = NULL;
+        } else if (status == STATUS_FOUND) {
             result = PyList_New(n);
             for (Py_ssize_t i = 0; result && i < n; i++) {
                 PyObject *item = PyLong_FromLongLong(x[i]);

@@ -48,9 +48,11 @@ def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | N
     did not decide. ``avoid``: one solution not to return (then another is sought).
 
     Runs the C search, with ``compiled_budget`` steps (default ``budget``), when the extension
-    is built and the numbers fit its int64 arithmetic (coefficients below ``2**31``,
-    ``|b| + sum s_k u_k`` below ``2**61``); else :func:`search_python` with ``budget`` steps.
-    Both search the same tree in the same order: with equal budgets, equal answers."""
+    is built and the numbers fit its int64 arithmetic (coefficients and ``|b| + sum s_k u_k``
+    below ``2**61``; coefficients below ``2**31`` where the compiler has no 128-bit integers);
+    else :func:`search_python` with ``budget`` steps. Both search the same tree in the same
+    order: with equal budgets, equal answers. Memory: a few integers per unknown, whatever
+    the budget; a signal handler that raises (Ctrl-C) interrupts either search."""
     if native is not None:
         found = native.search(s, u, b, budget if compiled_budget is None else compiled_budget, avoid)
         if found.__class__ is not int:  # -2: numbers too large for int64

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -39,11 +40,19 @@ _LLL_DELTA = 0.99
 _REL_MARGIN = 1e-6
 
 
-def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool) -> list[int] | None:
+def _free(units: int) -> None:
+    pass
+
+
+def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool,
+          spend: Callable[[int], None] = _free) -> list[int] | None:
     """``z`` with ``lo <= z <= hi`` and ``sum s*z == target`` (and ``z != 0`` when ``nonzero``),
     or ``None`` when there is none. ``s`` positive, ``lo <= hi``, ``2 <= len(s) <= 12``; the
     caller keeps ``|target| + sum |z_k| s_k`` below ``2**52`` so that the floating-point
-    bounds stay far inside their margin."""
+    bounds stay far inside their margin. ``spend(1)`` is called at every node of the
+    branching (the caller's work budget: it may raise to stop the search). Memory: the
+    basis, and the polytope's candidate vertices of one node (``C(n, f) * 2**f`` of them,
+    ``f < n <= 12``), whatever the number of nodes."""
     scale = np.array([1.0 / (h - lo_k + 1) for lo_k, h in zip(lo, hi, strict=True)])
     g, z0, kernel = _kernel(s, scale)
     if target % g:
@@ -52,7 +61,7 @@ def solve(s: list[int], lo: list[int], hi: list[int], target: int, nonzero: bool
     z0 = _closest(z0, kernel, [(lo_k + h) / 2 for lo_k, h in zip(lo, hi, strict=True)], scale)
     if all(a <= x <= b for a, x, b in zip(lo, z0, hi, strict=True)) and not (nonzero and not any(z0)):
         return z0  # the lattice point nearest the box's centre is in the box (common when solutions abound)
-    return _branch(z0, kernel, len(kernel), lo, hi, nonzero)
+    return _branch(z0, kernel, len(kernel), lo, hi, nonzero, spend)
 
 
 def _xgcd(a: int, b: int) -> tuple[int, int, int]:
@@ -138,8 +147,9 @@ def _closest(z0: list[int], basis: list[list[int]], centre: list[float], scale: 
 
 
 def _branch(z: list[int], basis: list[list[int]], f: int, lo: list[int], hi: list[int],
-            nonzero: bool) -> list[int] | None:
+            nonzero: bool, spend: Callable[[int], None]) -> list[int] | None:
     """A point of ``z + basis[:f] @ lam`` in the box (and ``!= 0`` when ``nonzero``), or ``None``."""
+    spend(1)
     if f == 1:
         return _last(z, basis[0], lo, hi, nonzero)
     span = _coefficient_range(z, basis[:f], lo, hi)
@@ -148,7 +158,7 @@ def _branch(z: list[int], basis: list[list[int]], f: int, lo: list[int], hi: lis
     first, last = span
     v = basis[f - 1]
     for t in _middle_out(first, last):
-        found = _branch([x + t * y for x, y in zip(z, v, strict=True)], basis, f - 1, lo, hi, nonzero)
+        found = _branch([x + t * y for x, y in zip(z, v, strict=True)], basis, f - 1, lo, hi, nonzero, spend)
         if found is not None:
             return found
     return None
