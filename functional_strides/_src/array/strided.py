@@ -258,7 +258,7 @@ class StridedArray(InPlaceMethods):
             except (TypeError, ValueError):
                 raise LayoutTypeError(
                     f"StridedArray: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
-                    f"(layout {layout}; a 1-D jax.Ref is a storage too, see fs.from_ref). "
+                    f"(layout {layout}). A 1-D jax.Ref is a storage too (fs.from_ref). "
                     f"{PLACEHOLDER_HINT}") from None
         if storage.ndim != 1 and not (batched and storage.ndim >= 1):
             raise StorageError(
