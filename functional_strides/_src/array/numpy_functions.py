@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import numpy_views as rules
-from ..core.errors import LayoutError, LayoutTypeError, TooHardError, ViewError
+from ..core.errors import LayoutError, LayoutTypeError, ViewError
 from ..core.layout import Layout, _trusted, address_range, check_in_storage, contiguous_strides
 from .interop import from_numpy
 from .strided import StridedArray, _over_batch, from_array
@@ -114,11 +114,7 @@ def shares_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
     _check_max_work("shares_memory", max_work)
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return bool(np.shares_memory(a, b, max_work=max_work))
-    if max_work == 0 and _overlap(a, b, exact=False):
-        raise TooHardError(f"shares_memory: max_work=0 compares the ranges of storage indices only, and "
-                           f"those of layouts {a.layout} and {b.layout} meet (NumPy's 'Exceeded "
-                           "max_work'); pass max_work=None for the exact answer.")
-    return _overlap(a, b, exact=max_work != 0, max_work=-1 if max_work is None else max_work)
+    return _overlap(a, b, exact=True, max_work=-1 if max_work is None else max_work)
 
 
 def may_share_memory(a: Any, b: Any, /, max_work: Any = None) -> bool:
