@@ -218,9 +218,10 @@ def _internal_first(layout: Layout) -> tuple[int, ...] | int:
     """One compiled call with ``_FIRST_STEPS`` steps, before the cache of
     :func:`_internal_witness`: a nonzero ``c`` with ``sum c*s == 0`` (``|c_d| < n_d``), 0 when
     there is none, or -1 (undecided), -2 (no extension, or numbers beyond int64)."""
-    if _dfs.native is None:
+    native = _dfs.compiled()
+    if native is None:
         return -2
-    return _dfs.native.internal(layout.shape, layout.strides, _FIRST_STEPS)
+    return native.internal(layout.shape, layout.strides, _FIRST_STEPS)
 
 
 class _Placed(NamedTuple):
@@ -325,8 +326,9 @@ def _internal_witness(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witne
     The fast paths and the bounded search run compiled (``_dfs_native.internal``, one call)
     when the extension is built and the numbers fit in int64, else in Python below."""
     status = -2
-    if _dfs.native is not None:
-        found = _dfs.native.internal(shape, strides, _COMPILED_STEPS)
+    native = _dfs.compiled()
+    if native is not None:
+        found = native.internal(shape, strides, _COMPILED_STEPS)
         if found.__class__ is tuple:
             return _difference_witness(found, strides)
         if found == 0:
@@ -377,9 +379,10 @@ def _quick_pair(a: Layout, b: Layout, witness: bool) -> Witness | None | bool:
 
     Compiled (``_dfs_native.pair``, one call) when the extension is built and the numbers fit
     in int64, else :func:`_quick_pair_python`; both give the same answers."""
-    if _dfs.native is not None:
-        found = _dfs.native.pair(a.shape, a.strides, a.offset, b.shape, b.strides, b.offset,
-                                 _COMPILED_STEPS, witness)
+    native = _dfs.compiled()
+    if native is not None:
+        found = native.pair(a.shape, a.strides, a.offset, b.shape, b.strides, b.offset,
+                            _COMPILED_STEPS, witness)
         if found.__class__ is tuple:
             assert _index(a, found[0]) == _index(b, found[1]), (a, b, found)
             return found
@@ -716,7 +719,7 @@ def _reduced_search(variables: list[_Var], target: int, nonzero: bool) -> _Assig
     when ``nonzero``), as ``x = z - lo`` in ``[0, hi - lo]`` (``z = 0`` is ``x = -lo``, the
     solution to avoid); ``False`` when it is not compiled, does not fit in int64, or runs out
     of steps."""
-    if _dfs.native is None:
+    if _dfs.compiled() is None:
         return False
     found = _dfs.search([v.s for v in variables], [v.hi - v.lo for v in variables],
                         target - sum(v.s * v.lo for v in variables), 0,
