@@ -106,12 +106,13 @@ MIN_SAMPLE_S = 2e-3
 # A column whose one call takes longer than this (s) is not settled (``time_columns``'s
 # ``settle_s``): the wind-down of the column before it is then a few percent of its sample.
 SETTLE_MAX_CALL_S = 0.2
-# Each sample follows this long (s) of untimed calls of its own column (``time_columns``'s
-# ``settle_s``; ``--settle-ms``): a column is timed in the steady state of its own loop, not
-# while the column before it winds down. PyTorch's OpenMP workers spin after each call and
-# take the CPU that a task of ours on XLA's pool would run on, holding a chunk the calling
-# thread then waits for (bench_writes.py settles its columns for the same reason).
-SETTLE_S = 20e-3
+# Untimed calls of a column before each of its samples (s; ``time_columns``'s ``settle_s``,
+# ``--settle-ms``). None by default: settling keeps each column's data in the caches and hands
+# NumPy its last output back already mapped, so each sample follows the other columns' calls
+# (docs/performance.md, "Writes through views"); ``--settle-ms 20`` times each column in the
+# steady state of its own loop instead, away from the wind-down of PyTorch's OpenMP workers,
+# which spin after each call on the CPU a task of ours on XLA's pool would run on.
+SETTLE_S = 0.0
 AGAIN = "ours_again"  # the A/A control column (not shown among the ratios)
 FLOOR = "floor"  # a jitted copy of one element: the fixed cost of any call (not a rival)
 
@@ -271,8 +272,9 @@ class Ours:
     def __call__(self, s: jax.Array) -> jax.Array:
         # The flat storage is reshaped to the view's shape (a free bitcast) so that every JAX
         # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
-        # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes
-        # it (measured on the native transpose too). Inside a larger program that reshape cancels.
+        # indexes the output with div/mod and runs a transpose slower, whoever computes it
+        # (the native transpose too; docs/benchmarks.md). Inside a larger program that reshape
+        # cancels.
         if self.batched:
             first = self.layouts[0]
             offsets = jnp.asarray(np.asarray([lay.offset for lay in self.layouts], np.int32))

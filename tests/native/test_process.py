@@ -9,6 +9,7 @@ start methods work."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -30,17 +31,24 @@ def _built():
     copy_kernel()
 
 
-def _run(code: str, env: dict[str, str] | None = None, timeout: int = 240) -> list[str]:
-    """The stdout lines of ``python -c code`` in a fresh process (JAX on the CPU); fails the
-    calling test when it exits with an error or runs past ``timeout`` seconds."""
+def _run(code: str, env: dict[str, str] | None = None, timeout: int = 240, argv: tuple[str, ...] = (),
+         cwd: str | None = None) -> list[str]:
+    """The stdout lines of ``python -c code`` (or of the script ``argv``) in a fresh process
+    (JAX on the CPU) and session; fails the calling test when it exits with an error or runs
+    past ``timeout`` seconds, and then ends every process of the session (a forked child that
+    hangs included)."""
     environ = {**os.environ, "JAX_PLATFORMS": "cpu", **(env or {})}
+    command = [sys.executable, *(argv or ("-c", textwrap.dedent(code)))]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ,
+                            cwd=cwd, start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                              env=environ, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the process ran past {timeout} s (a hang): {exc.stdout}\n{exc.stderr}")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout.split("\n")
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the process ran past {timeout} s (a hang): {out}\n{err}")
+    assert proc.returncode == 0, out + err
+    return out.split("\n")
 
 
 # -- no thread of ours ------------------------------------------------------------------------
@@ -347,11 +355,4 @@ def test_worker_pools_by_start_method(tmp_path, method, want):
         pytest.skip(f"no {method} start method here")
     script = tmp_path / "pools.py"
     script.write_text(textwrap.dedent(POOLS))
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    try:
-        done = subprocess.run([sys.executable, str(script), method], capture_output=True, text=True, env=env,
-                              timeout=300, cwd=tmp_path)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"the {method} pool ran past 300 s (a hang): {exc.stderr}")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == want
+    assert _run("", timeout=300, argv=(str(script), method), cwd=str(tmp_path))[0] == want

@@ -382,7 +382,7 @@ def _shares_slots(c: Canonical) -> bool:
 def _parallel_windows(c: Canonical) -> bool:
     """Whether the view is windows the strided write splits across threads although they
     overlap: dims ``(count, length):(step, 1)`` with ``step < length`` as the user wrote them
-    (no flip, no expansion, no permute: the test of ``MakePlan`` in ``_copy_native.cc``)."""
+    (no flip, no expansion, no permute: the test of ``MakePlan`` in ``_src/native/plan.h``)."""
     if c.broadcast or c.flipped or len(c.dims) != 2 or c.perm != (0, 1):
         return False
     (_, step), (length, inner) = c.dims

@@ -341,7 +341,7 @@ inline __attribute__((always_inline)) void UpdateRunsBody(T* view, const T* valu
 // runs at a time; a window's slots are updated once per window that holds them, from lines
 // the window before left in L1, so that loop is bound by the core's loads and stores and
 // takes AVX-512 (see benchmarks/bench_writes.py, cases "attention heads" and "overlap-add";
-// docs/performance.md, "Writes").
+// docs/performance.md, "Writes through views").
 template <typename T, typename Op>
 __attribute__((target("avx2"))) void UpdateRunsAvx2(T* view, const T* values, int64_t n, int64_t rows,
                                                     int64_t view_step, int64_t values_step) {
@@ -401,7 +401,7 @@ void UpdateRun(T* view, const T* values, int64_t n, bool windows) {
 // slot lies before the view's last element (the slots it rewrites are between the view's
 // own); the rest is set element by element. False where it does not apply (no AVX2, other
 // element sizes): the caller then sets element by element (see docs/performance.md,
-// "Writes").
+// "Writes through views").
 template <typename T>
 bool SetEveryOther(T*, const T*, int64_t) {
   return false;

@@ -1,9 +1,10 @@
 // The parallel split of one call over XLA's intra-op thread pool (`ffi::ThreadPool`, from the
 // handler's execution context, as jaxlib's CPU kernels use it). The library starts no thread
 // of its own and leaves nothing running between calls: a call's blocks are cut into chunks
-// (kChunkBytes of memory traffic at least, no more than kChunksPerThread per thread), dealt in
-// equal ranges of consecutive chunks to the calling thread and to tasks scheduled on the pool,
-// as many parts in all as the pool has threads and the work has kTaskMinBytes per part. Each
+// (kChunkBytes of memory traffic, down to kSmallChunkBytes so that a part of a small call has
+// kChunksPerPart of them; no more than kChunksPerThread per part), dealt in equal ranges of
+// consecutive chunks to the calling thread and to tasks scheduled on the pool, as many parts
+// in all as the pool has threads and the work has kTaskMinBytes per part. Each
 // part runs its own range front to back (one stretch of the output, whose pages it alone
 // faults in), then takes chunks from the back of the others' ranges, so a task that starts
 // late (a pool worker busy with other work, or asleep) or runs slow (a busy virtual CPU)
@@ -45,6 +46,8 @@ namespace functional_strides::native {
 namespace ffi = xla::ffi;
 
 constexpr int64_t kChunksPerThread = 64;  // chunks per part, at most
+constexpr int64_t kChunksPerPart = 8;     // chunks per part, at least where they can be ...
+constexpr int64_t kSmallChunkBytes = int64_t{1} << 15;  // ... this small (bytes of traffic)
 constexpr int kMaxThreads = 64;           // parts of one call, at most
 // The memory traffic (bytes, as ElementCost counts it) a part of a call has at least, a chunk's:
 // below twice this a call runs on the calling thread alone, sparing the pool's wake-up of a
@@ -200,15 +203,22 @@ inline void RunSplit(ffi::ThreadPool& pool, const std::shared_ptr<Work>& work, b
   if (on_pool) g_calls_alone.fetch_add(1, std::memory_order_relaxed);
   const int64_t threads = alone || on_pool ? 1 : std::clamp<int64_t>(pool_threads, 1, g_max_parts.load());
   const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
-  const int64_t fewest = (plan.blocks + kChunksPerThread * threads - 1) / (kChunksPerThread * threads);
-  work->per_chunk = alone ? plan.blocks : std::max<int64_t>({1, kChunkBytes / block_cost, fewest});
-  work->chunks = (plan.blocks + work->per_chunk - 1) / work->per_chunk;
-  if (work->chunks == 0) return;
   // parts of kTaskMinBytes' traffic at least (the product saturates far above any output)
   const double traffic = static_cast<double>(plan.blocks) * static_cast<double>(block_cost);
   const auto by_work = static_cast<int64_t>(
       std::min(traffic / static_cast<double>(std::max<int64_t>(1, g_task_min_bytes.load())), 1e9));
-  const int64_t parts = std::clamp<int64_t>(std::min({threads, work->chunks, by_work}), 1, kMaxThreads);
+  int64_t parts = std::clamp<int64_t>(std::min(threads, by_work), 1, kMaxThreads);
+  // Chunks of kChunkBytes, or smaller where a part would hold fewer than kChunksPerPart of them
+  // (down to kSmallChunkBytes): the calling thread then takes over most of a task's range while
+  // the task's worker wakes up, rather than waiting for the one chunk it holds.
+  const auto small = static_cast<int64_t>(traffic / static_cast<double>(parts * kChunksPerPart));
+  const int64_t chunk_bytes = std::clamp(small, kSmallChunkBytes, kChunkBytes);
+  const int64_t fewest = (plan.blocks + kChunksPerThread * parts - 1) / (kChunksPerThread * parts);
+  work->per_chunk = alone || parts == 1 ? plan.blocks
+                                        : std::max<int64_t>({1, chunk_bytes / block_cost, fewest});
+  work->chunks = (plan.blocks + work->per_chunk - 1) / work->per_chunk;
+  if (work->chunks == 0) return;
+  parts = std::min(parts, work->chunks);
   work->Split(static_cast<int>(parts));
   if (parts > 1) {
     work->caller = std::this_thread::get_id();
