@@ -30,6 +30,17 @@ def test_stale_sources_compares_modification_times(tmp_path):
     assert builds.stale_sources(tmp_path / "not-built.so", [newer]) == []
 
 
+def test_a_checkout_is_a_package_beside_setup_py(tmp_path):
+    inner = tmp_path / "pkg" / "sub"
+    inner.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (inner / "__init__.py").write_text("")
+    assert not builds.in_checkout(inner)
+    (tmp_path / "setup.py").write_text("")
+    assert builds.in_checkout(inner) and builds.in_checkout(tmp_path / "pkg")
+    assert builds.in_checkout(PACKAGE / "_src" / "native")  # this checkout
+
+
 def test_a_missing_extension_loads_as_none():
     assert builds.load_extension("functional_strides._src.core.no_such_extension", ("x.c",)) is None
 
@@ -55,20 +66,25 @@ print(copy_kernel.native is None, dfs.compiled() is None, fs.read_plan(fs.Layout
 """
 
 
-@pytest.mark.parametrize(("edited", "loaded"), [
-    (None, "False False strided_copy"),
-    ("_src/native/parallel.h", "True False structured"),
-    ("_src/core/overlap/_dfs_native.c", "False True strided_copy"),
-], ids=["fresh", "copy-kernel-header", "overlap-source"])
-def test_a_stale_in_place_build_is_said_and_not_used(tmp_path, edited, loaded):
-    """A copy of the package with its built extensions (as an editable install has them), one
-    source then edited: the import warns with ``StaleBuildWarning`` naming the source and the
-    rebuild command, and the library runs without that extension (the other still loads)."""
+@pytest.mark.parametrize(("edited", "checkout", "loaded"), [
+    (None, True, "False False strided_copy"),
+    ("_src/native/parallel.h", True, "True False structured"),
+    ("_src/core/overlap/_dfs_native.c", True, "False True strided_copy"),
+    ("_src/native/handlers.cc", False, "False False strided_copy"),
+], ids=["fresh", "copy-kernel-header", "overlap-source", "installed"])
+def test_a_stale_in_place_build_is_said_and_not_used(tmp_path, edited, checkout, loaded):
+    """A copy of the checkout's package with its built extensions (as an editable install has
+    them), one source then edited: the import warns with ``StaleBuildWarning`` naming the
+    source and the rebuild command, and the library runs without that extension (the other
+    still loads). An installed package (no ``setup.py`` beside it; an installer writes its
+    files in any order, sources after binaries) is not compared."""
     copy_kernel()
     native_search()
     package = tmp_path / "functional_strides"
     shutil.copytree(PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__"),
                     copy_function=shutil.copy2)  # modification times kept
+    if checkout:
+        shutil.copy2(PACKAGE.parent / "setup.py", tmp_path / "setup.py")
     if edited is not None:
         source = package / edited
         source.write_text(source.read_text() + "\n")  # newer than the built extension now
@@ -79,7 +95,7 @@ def test_a_stale_in_place_build_is_said_and_not_used(tmp_path, edited, loaded):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().split("\n")
     assert lines[-1] == loaded
-    if edited is None:
+    if edited is None or not checkout:
         assert lines[0] == "0"
         return
     assert lines[0] == "1", lines
