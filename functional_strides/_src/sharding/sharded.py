@@ -14,11 +14,13 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..core.checks import check_choice
+from ..core.config import config as _config
 from ..core.errors import LayoutError, LayoutTypeError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..lowering.reads import materialize, xla_read_plan
 from ..lowering.writes import MODES
 from ..lowering.writes import write as _write
+from ..native import copy_kernel as _copy_kernel
 from .collectives import Collective, collectives
 
 __all__ = ["Collective", "Partition", "ShardedRead", "collectives", "default_out_sharding", "partition",
@@ -317,13 +319,24 @@ def _flat_sharding(plan: ShardedRead, part: Partition) -> Any:
     return plan.out_sharding if plan.dim is None else None
 
 
+def _native_as(native: bool, fn: Any) -> Any:
+    """``fn`` traced with ``fs.config``'s ``native_copy`` at ``native``: the programs cached
+    below take the switch in their key, so that a cached program follows it."""
+    @functools.wraps(fn)
+    def traced(*args: Any) -> Any:
+        with _config.using(native_copy=native):
+            return fn(*args)
+    return traced
+
+
 @functools.lru_cache(maxsize=256)
-def _program(layout: Layout, plan: ShardedRead, part: Partition, flat: bool) -> Any:
+def _program(layout: Layout, plan: ShardedRead, part: Partition, flat: bool, native: bool = True) -> Any:
     def run(storage: jax.Array) -> jax.Array:
         out = _read_traced(storage, layout, plan, part)
         return out.reshape(-1) if flat else out
 
-    return jax.jit(run, out_shardings=_flat_sharding(plan, part) if flat else plan.out_sharding)
+    out_sharding = _flat_sharding(plan, part) if flat else plan.out_sharding
+    return jax.jit(_native_as(native, run), out_shardings=out_sharding)
 
 
 def _static(layout: Layout) -> Layout:
@@ -374,7 +387,7 @@ def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: boo
     layout = _static(layout)
     _check_bounds("sharded read", layout, storage.shape[0])
     plan = read_plan(layout, storage.shape[0], part, out_sharding)
-    return _program(layout, plan, part, flat)
+    return _program(layout, plan, part, flat, _copy_kernel.enabled())
 
 
 def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool = False) -> jax.Array:
@@ -613,15 +626,17 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
     layout = _static(layout)
     _check_bounds(op, layout, storage.shape[0])
     plan = write_plan(layout, storage.shape[0], part, mode=mode, overlap=overlap)
-    return _write_program(layout, mode, overlap, op, plan, part)
+    return _write_program(layout, mode, overlap, op, plan, part, _copy_kernel.enabled())
 
 
 @functools.lru_cache(maxsize=256)
 def _write_program(layout: Layout, mode: str, overlap: str, op: str, plan: ShardedRead,
-                   part: Partition) -> Any:
+                   part: Partition, native: bool = True) -> Any:
     if plan.strategy == "partitioner":
-        return jax.jit(lambda s, v: _write(s, layout, v, mode=mode, overlap=overlap, op=op),
-                       out_shardings=plan.out_sharding)
+        def partitioned(s: jax.Array, v: Any) -> jax.Array:
+            return _write(s, layout, v, mode=mode, overlap=overlap, op=op)
+
+        return jax.jit(_native_as(native, partitioned), out_shardings=plan.out_sharding)
     rows = P(part.axis, *([None] * (layout.ndim - 1)))
 
     def run(storage: jax.Array, src: Any) -> jax.Array:
@@ -633,7 +648,7 @@ def _write_program(layout: Layout, mode: str, overlap: str, op: str, plan: Shard
         return jax.shard_map(body, mesh=part.mesh, in_specs=(P(part.axis), rows), out_specs=P(part.axis),
                              check_vma=False)(storage, src)
 
-    return jax.jit(run, out_shardings=plan.out_sharding)
+    return jax.jit(_native_as(native, run), out_shardings=plan.out_sharding)
 
 
 def _collective_line(what: str, found: list[Collective], storage: Any) -> list[str]:
