@@ -106,6 +106,13 @@ MIN_SAMPLE_S = 2e-3
 # A column whose one call takes longer than this (s) is not settled (``time_columns``'s
 # ``settle_s``): the wind-down of the column before it is then a few percent of its sample.
 SETTLE_MAX_CALL_S = 0.2
+# Untimed calls of a column before each of its samples (s; ``time_columns``'s ``settle_s``,
+# ``--settle-ms``). None by default: settling keeps each column's data in the caches and hands
+# NumPy its last output back already mapped, so each sample follows the other columns' calls
+# (docs/performance.md, "Writes through views"); ``--settle-ms 20`` times each column in the
+# steady state of its own loop instead, away from the wind-down of PyTorch's OpenMP workers,
+# which spin after each call on the CPU a task of ours on XLA's pool would run on.
+SETTLE_S = 0.0
 AGAIN = "ours_again"  # the A/A control column (not shown among the ratios)
 FLOOR = "floor"  # a jitted copy of one element: the fixed cost of any call (not a rival)
 
@@ -265,8 +272,9 @@ class Ours:
     def __call__(self, s: jax.Array) -> jax.Array:
         # The flat storage is reshaped to the view's shape (a free bitcast) so that every JAX
         # column returns the same N-d array: with a 1-D program output, XLA:CPU's loop fusion
-        # indexes the output with div/mod and runs a transpose ~1.5x slower, whoever computes
-        # it (measured on the native transpose too). Inside a larger program that reshape cancels.
+        # indexes the output with div/mod and runs a transpose slower, whoever computes it
+        # (the native transpose too; docs/benchmarks.md). Inside a larger program that reshape
+        # cancels.
         if self.batched:
             first = self.layouts[0]
             offsets = jnp.asarray(np.asarray([lay.offset for lay in self.layouts], np.int32))
@@ -496,7 +504,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     del checked
     fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call, FLOOR: floor.call}
     kernel: dict[str, list[float]] = {}
-    samples, rounds = time_columns(fns, repeat, clock=handler_time, clocked=kernel)
+    samples, rounds = time_columns(fns, repeat, settle_s=SETTLE_S, clock=handler_time, clocked=kernel)
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
     faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
     ours = comps["ours"]
@@ -674,6 +682,8 @@ def _meta(args: argparse.Namespace, argv: Sequence[str]) -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "load_average_start": _loadavg(),
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES"),
+        "transparent_hugepages": transparent_hugepages(),
+        "settle_s": SETTLE_S,
         "timestamp": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "dtype": np.dtype(DTYPE).name,
         "naive_gather": naive_gather.__doc__.splitlines()[0],
@@ -699,6 +709,18 @@ def machine() -> str:
     return f"{platform.machine()} {platform.system()} ({cpu_model()}), {jax.devices()[0].platform}"
 
 
+def transparent_hugepages() -> str | None:
+    """The kernel's transparent huge page mode (``always``, ``madvise``, ``never``), or None
+    where it does not say: with ``madvise``, only memory advised with ``MADV_HUGEPAGE`` (NumPy's
+    large arrays, the strided copy's outputs) gets 2 MiB pages."""
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return None
+    chosen = [w for w in text.split() if w.startswith("[")]
+    return chosen[0].strip("[]") if chosen else None
+
+
 def _loadavg() -> list[float] | None:
     """1, 5 and 15-minute load averages (other work on the machine skews every column)."""
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
@@ -714,6 +736,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--markdown", type=Path, help="write a markdown report here (e.g. docs/benchmarks.md)")
     p.add_argument("--repeat", type=int, default=None,
                    help="timed rounds per case (default 10; 3 with --small)")
+    p.add_argument("--settle-ms", type=float, default=SETTLE_S * 1e3,
+                   help="untimed calls of a column before each of its samples, in ms (0: none)")
     args = p.parse_args(argv)
     if args.repeat is None:
         args.repeat = 3 if args.small else 10
@@ -730,6 +754,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     every value agrees with NumPy's."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    global SETTLE_S
+    SETTLE_S = args.settle_ms * 1e-3
     selected = args.cases or [*CASE_BUILDERS, *EXTRA_SECTIONS]
     _compile(_plain_copy, jnp.zeros(8, DTYPE))  # one-off backend start-up, outside any case
     result: dict[str, Any] = {"meta": _meta(args, argv), "cases": {}}

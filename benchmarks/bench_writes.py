@@ -57,11 +57,9 @@ except ImportError:  # the torch column is skipped
 
 # Each sample follows this long (s) of untimed calls of its own column: a write in place is
 # timed as a loop of it runs (PyTorch's column writes into one buffer, as ours donated does),
-# and not while the column before it winds down: PyTorch's OpenMP workers spin for ~9 ms of
-# CPU after each call (libgomp's wait policy), taking a core from whatever runs next. In two
-# columns alternating (ours donated / PyTorch), with no such calls: column 1.90x, every other
-# row/col 1.18x, heads += 1.39x, overlap-add 1.55x; with 20 ms of them: 0.79x, 1.05x, 0.98x,
-# 1.06x (medians of 40 rounds, one run, before sets of every other slot were blended).
+# and not while the column before it winds down: PyTorch's OpenMP workers spin for some ms of
+# CPU after each call (libgomp's wait policy), taking a core from whatever runs next (the
+# measurements: docs/performance.md, "Writes through views").
 SETTLE_S = 20e-3
 
 

@@ -21,7 +21,7 @@ is built) against XLA's best read (``xla_read_plan``) of permutes and windows by
 ``COPY_*`` constants of ``functional_strides/_src/lowering/reads.py``, and the "far" table far-apart
 elements (a diagonal, a column), the "every_other" table every other element of every other
 row; the "rows" table the order the
-strided copy moves whole rows in (``kWriteStreams`` of the C++ in ``_src/native/``) and the "tiles"
+strided copy moves whole rows in (``kWriteStreams`` of ``_src/native/plan.h``) and the "tiles"
 table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
@@ -473,7 +473,7 @@ def rows_table(repeats: int, scale: int) -> None:
     storage's (the storage read straight through, as many runs of the output written at
     once as the innermost dim of the storage's order counts), on attention-head splits
     [B, T, H*64] -> [B, H, T, 64] of one size with H from 4 to 256: the constant
-    ``kWriteStreams`` of the C++ in ``functional_strides/_src/native/``, below which ``auto`` takes
+    ``kWriteStreams`` of ``functional_strides/_src/native/plan.h``, below which ``auto`` takes
     the storage's order. Medians of interleaved rounds, PyTorch's ``contiguous()`` beside
     them where it is installed."""
     print("\n=== whole rows: the strided copy in the dense order against the storage's ===")
@@ -508,7 +508,7 @@ def tiles_table(repeats: int, scale: int) -> None:
     whose last dim is short (NCHW->NHWC: 64 channels, NCDHW->NDHWC: 32), where a tile's output
     rows lie together, and on wide ones (a transpose, NDHWC->NCDHW), where they lie a row of
     the output apart: the rule behind ``TallRows`` and ``kWide`` in
-    the C++ in ``functional_strides/_src/native/``, with ``auto``, XLA's best read and a copy of the
+    ``functional_strides/_src/native/plan.h``, with ``auto``, XLA's best read and a copy of the
     output's bytes beside them. Medians of interleaved rounds."""
     print("\n=== cache tiles: 32x32 against 128x32 and 64x64 ===")
     if not _copy_built():
@@ -539,7 +539,7 @@ def stores_table(repeats: int, scale: int) -> None:
     """How the strided copy stores a read's output: through the caches against past them
     (streaming stores), on permutes (tiles and whole rows) and on overlapping windows, each
     at three output sizes from a fraction of the caches to well past them: the rule behind
-    ``Streams`` and ``kStreamMinBytes`` in the C++ in ``functional_strides/_src/native/``, with
+    ``Streams`` and ``kStreamMinBytes`` in ``functional_strides/_src/native/plan.h``, with
     ``auto`` and a copy of the output's bytes beside them. Medians of interleaved rounds."""
     print("\n=== stores: through the caches against past them ===")
     if not _copy_built():

@@ -58,6 +58,9 @@ from ._src.array.strided import from_ref as from_ref
 from ._src.array.strided import overlaps as overlaps
 from ._src.array.strided import shares_storage as shares_storage
 from ._src.caches import clear_caches as clear_caches
+from ._src.core.builds import StaleBuildWarning as StaleBuildWarning
+from ._src.core.config import config as config
+from ._src.core.errors import ForkError as ForkError
 from ._src.core.errors import IndexTypeError as IndexTypeError
 from ._src.core.errors import LayoutError as LayoutError
 from ._src.core.errors import LayoutTypeError as LayoutTypeError
@@ -91,6 +94,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Explanation",
+    "ForkError",
     "IndexTypeError",
     "Layout",
     "LayoutError",
@@ -99,6 +103,7 @@ __all__ = [
     "OutOfRangeError",
     "OverlapError",
     "READ_METHODS",
+    "StaleBuildWarning",
     "StorageError",
     "StridedArray",
     "T",
@@ -114,6 +119,7 @@ __all__ = [
     "chunk",
     "clear_caches",
     "clone",
+    "config",
     "contiguous",
     "contiguous_format",
     "contiguous_strides",

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..core.errors import LayoutError, LayoutTypeError
 from ..core.layout import Layout, is_traced
+from ..native.process import check_not_forked
 from .strided import StridedArray, from_array
 
 __all__ = ["from_dlpack", "from_numpy", "from_torch", "to_torch"]
@@ -59,9 +60,10 @@ def _jax_dtype(dtype: np.dtype, op: str) -> None:
                               "array to a numeric or bool dtype first.")
 
 
-def _copy_to_jax(flat: np.ndarray) -> jax.Array:
+def _copy_to_jax(flat: np.ndarray, op: str = "from_numpy") -> jax.Array:
     """One copy of the 1-D NumPy buffer ``flat`` into a JAX array (never an alias of it);
     a non-native byte order (``>f4`` on a little-endian machine) is swapped on the way."""
+    check_not_forked(op)
     if not flat.dtype.isnative:
         flat = flat.astype(flat.dtype.newbyteorder("="))
     return jnp.array(flat, copy=True)
@@ -188,7 +190,8 @@ def from_torch(t: Any, /) -> StridedArray:
     layout = Layout(tuple(t.shape), tuple(t.stride()), t.storage_offset())
     need = layout.required_storage_size
     flat = torch.as_strided(t, (need,), (1,), 0).cpu()
-    return StridedArray._wrap(_copy_to_jax(_torch_flat_to_numpy(flat, torch, "from_torch")), layout)
+    values = _copy_to_jax(_torch_flat_to_numpy(flat, torch, "from_torch"), "from_torch")
+    return StridedArray._wrap(values, layout)
 
 
 def to_torch(x: Any, /) -> Any:

@@ -160,7 +160,8 @@ def _holds_values(storage: Any, offset: Any) -> bool:
     float0 of a cotangent) or a concrete ``jax.Ref`` (its current value is read), and an
     integer offset that is an int or a concrete array."""
     if _refs.is_ref(storage) and not is_traced(storage):
-        return is_static_offset(offset) or (_is_concrete_array(offset) and np.dtype(offset.dtype).kind in "iu")
+        return is_static_offset(offset) or (
+            _is_concrete_array(offset) and np.dtype(offset.dtype).kind in "iu")
     if not _is_concrete_array(storage) or np.dtype(storage.dtype).names is not None:
         return False
     if is_static_offset(offset):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "ForkError",
     "IndexTypeError",
     "LayoutError",
     "LayoutTypeError",
@@ -77,3 +78,9 @@ for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError
              IndexTypeError, TooHardError):
     _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
 del _cls
+
+
+class ForkError(LayoutError):
+    """A call that would run JAX in a child of ``os.fork()`` forked after JAX's runtime had
+    started in the parent: JAX's threads are not in the child, so the call would hang. Worker
+    processes started with the ``spawn`` or ``forkserver`` method run the library normally."""

@@ -14,12 +14,15 @@ import numpy as np
 
 from ..core import canonical as _canonical
 from ..core import views as _views
+from ..core.config import config as _config
 from ..core.layout import Layout, format_layout
+from ..core.overlap import dfs as _dfs
 from ..core.overlap import overlap as _overlap
 from ..core.strategies import Need
 from ..lowering import reads as _lowering
 from ..lowering import tiled as _tiled
 from ..lowering import writes as _scatter
+from ..native import copy_kernel as _copy_kernel
 from .subject import _coord_text, _Subject
 
 #: Columns the text report fits in.
@@ -298,6 +301,7 @@ def _plans(subject: _Subject) -> list[str]:
                "dynamic_update_slice.")
     out.append("  Any other view uses one program compiled once per shape (strides and offset passed as "
                "arrays).")
+    out.append(_native_line())
     return out
 
 
@@ -308,6 +312,21 @@ def _plan_lines(name: str, path: str, sentences: list[str]) -> list[str]:
     if not (len(word) > 1 and word.isupper()):  # "A permute" -> "a permute"; "CPU" stays
         first = first[0].lower() + first[1:]
     return [f"{name}: {path}: {first}", *(f"  {t}" for t in rest)]
+
+
+def _native_line() -> str:
+    """Which compiled parts the plans above may take (``fs.config``), and why one is not."""
+    if _copy_kernel.enabled():
+        copy = "the strided copy and write on (fs.config.native_copy)"
+    elif not _config.native_copy:
+        copy = "the strided copy and write off (fs.config.native_copy is False): XLA's ops only"
+    else:
+        copy = "the strided copy and write not built (or stale): XLA's ops only"
+    search = ("in C" if _dfs.compiled() is not None else
+              "in Python (fs.config.native_overlap is False)" if not _config.native_overlap else
+              "in Python (the C search is not built)")
+    return (f"compiled parts: {copy}; the overlap search {search}. A function already jitted keeps "
+            "the path it was traced with.")
 
 
 # -- the storage grid -----------------------------------------------------------------------------

@@ -47,11 +47,13 @@ import numpy as np
 from jax import lax
 
 from ..core.canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
+from ..core.config import config as _config
 from ..core.errors import LayoutError, LayoutTypeError, StorageError
 from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
 from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
+from ..native.process import check_not_forked
 from . import programs as _programs
 from . import tiled as _tiled
 
@@ -105,8 +107,18 @@ COPY_FAR_PAGE = 1024
 # them (benchmarks/lowering_choices.py, table "every_other").
 #: A last dim of stride 2: the strided copy from this many elements ...
 COPY_EVERY_OTHER_MIN_ELEMENTS = 2**16
-#: ... up to this many.
+#: ... up to this many (and from COPY_FRESH_MIN_ELEMENTS again, as any read).
 COPY_EVERY_OTHER_MAX_ELEMENTS = 2**20
+# Fresh outputs: an output this large is a fresh mapping of the allocator on every call (glibc
+# maps blocks past its largest reuse threshold, 32 MiB, anew), faulted in page by page; the
+# strided copy advises it to take 2 MiB pages first, XLA's own ops cannot, so from there the
+# copy takes the reads XLA's slices and broadcasts would write; below, where the allocator
+# hands back memory already mapped, they keep XLA's ops (benchmarks/bench_native.py, table
+# "routes").
+#: Any read of this many output elements (32 MiB of float32) but one contiguous run takes the
+#: strided copy: slices, every other element, reversed rows, and broadcasts whose innermost dim
+#: runs at least ``COPY_MIN_ROW`` elements (an expanded row or column: "expand").
+COPY_FRESH_MIN_ELEMENTS = 2**23
 
 
 def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> np.dtype:
@@ -385,19 +397,23 @@ def _slice_pieces(c: Canonical) -> int:
 
 
 def _applies_strided_copy(c: Canonical, need: Need) -> bool:
-    return need.copy_kernel and _copy_kernel.native is not None
+    return need.copy_kernel and _copy_kernel.enabled()
 
 
 def copy_kind(c: Canonical) -> str | None:
     """How the strided copy would read canonical form ``c``, for the ``"auto"`` rule:
-    ``"tiles"`` (a permute whose innermost dim jumps at least ``COPY_TILE_JUMP`` elements,
-    while another dim runs through memory: stride 1), ``"rows"`` (a permute that keeps the
-    innermost dim contiguous: a ``memcpy`` per row), ``"windows"`` (no permute, contiguous
+    ``"expand"`` (a broadcast whose innermost dim runs at least ``COPY_MIN_ROW`` elements, filled
+    or copied: an expanded row or column), ``"tiles"`` (a permute whose innermost dim jumps at
+    least ``COPY_TILE_JUMP`` elements, while another dim runs through memory: stride 1),
+    ``"rows"`` (a permute that keeps the innermost dim contiguous: a ``memcpy`` per row),
+    ``"windows"`` (no permute, contiguous
     rows that overlap: ``unfold`` frames), ``"far"`` (one dim whose stride jumps at least
     ``COPY_TILE_JUMP`` elements: a column, a diagonal), ``"every_other"`` (no permute, the
-    innermost dim of stride 2, not reversed: ``x[::2]``, ``x[::2, ::2]``) or None (stride-0
-    dims, or none of these)."""
-    if c.broadcast or not c.dims:
+    innermost dim of stride 2, not reversed: ``x[::2]``, ``x[::2, ::2]``) or None (none of
+    these)."""
+    if c.broadcast:
+        return "expand" if _broadcast_run(c) >= COPY_MIN_ROW else None
+    if not c.dims:
         return None
     forwards = not set(c.groups[c.perm[-1]]) & set(c.flipped)  # the user's last dim not reversed
     if len(c.dims) == 1:
@@ -414,6 +430,20 @@ def copy_kind(c: Canonical) -> str | None:
     return "windows" if last == 1 and _rows_overlap(c.dims) else None
 
 
+def _broadcast_run(c: Canonical) -> int:
+    """The elements of the user's innermost dim (of extent >= 2) of a broadcast when the strided
+    copy writes them as one run: broadcast (a fill) or read forwards with stride 1 (a copied
+    run); else 0."""
+    dims = [d for d, n in enumerate(c.shape) if n >= 2]
+    if not dims:
+        return 0
+    last = dims[-1]
+    if last in c.broadcast:
+        return c.shape[last]
+    a = next(a for a, group in enumerate(c.groups) if last in group)
+    return c.shape[last] if c.dims[a][1] == 1 and last not in c.flipped else 0
+
+
 def _rows_overlap(dims) -> bool:
     """Some dim steps by less than the span of the dims inside it (its rows share slots)."""
     span = 1
@@ -426,6 +456,9 @@ def _rows_overlap(dims) -> bool:
 
 def _copy_pays(c: Canonical) -> bool:
     kind = copy_kind(c)
+    if math.prod(c.shape) >= COPY_FRESH_MIN_ELEMENTS and not _one_run(c) and (
+            kind == "expand" or not c.broadcast):
+        return True
     if kind == "tiles":
         return c.numel >= COPY_MIN_ELEMENTS
     if kind == "far":
@@ -435,6 +468,11 @@ def _copy_pays(c: Canonical) -> bool:
         return COPY_EVERY_OTHER_MIN_ELEMENTS <= c.numel <= COPY_EVERY_OTHER_MAX_ELEMENTS
     return (kind in ("rows", "windows") and c.numel >= COPY_ROWS_MIN_ELEMENTS
             and c.dims[c.perm[-1]][0] >= COPY_MIN_ROW)
+
+
+def _one_run(c: Canonical) -> bool:
+    """The view is one contiguous run of the storage, forwards (a slice XLA may not even copy)."""
+    return len(c.dims) <= 1 and (not c.dims or c.dims[0][1] == 1) and not c.flipped and not c.broadcast
 
 
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
@@ -470,9 +508,11 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows, a long run of
-    far-apart elements (a column, a diagonal) or a mid-sized read of every other element
-    (``x[::2, ::2]``) that the compiled strided copy reads faster (on
-    CPU, where the C++ extension is built; ``COPY_*`` thresholds), else
+    far-apart elements (a column, a diagonal), a mid-sized read of every other element
+    (``x[::2, ::2]``), or any read of at least ``COPY_FRESH_MIN_ELEMENTS`` output elements but
+    one contiguous run (a fresh output, which only the strided copy gives 2 MiB pages), that
+    the compiled strided copy reads faster (on CPU, where the C++ extension is built and
+    ``fs.config.native_copy`` is on: :func:`copy_kind`; ``COPY_*`` thresholds), else
     ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
     then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
@@ -594,9 +634,12 @@ def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
     return _lower(storage, layout, "auto", copy_kernel=False)
 
 
-@_programs.cached(static_argnames=("layout", "method"))
-def _jit_lower(storage, *, layout, method):
-    return _lower(storage, layout, method)
+@_programs.cached(static_argnames=("layout", "method", "native"))
+def _jit_lower(storage, *, layout, method, native):
+    # `native` (fs.config's native_copy as it stands) is part of the key: the traced program
+    # differs with it, and an eager call follows the switch at once
+    with _config.using(native_copy=native):
+        return _lower(storage, layout, method)
 
 
 @_programs.cached(static_argnames=("shape",))
@@ -719,13 +762,14 @@ def materialize(storage: jax.Array, layout: Layout, *, method: str = "auto") -> 
     """
     check_operands("materialize", storage, layout)
     READS.check_method(method)
+    check_not_forked("materialize")
     if is_traced(storage) or is_traced(layout.offset):
         return _lower(storage, layout, method)
     n = storage.shape[0]
     if not layout.has_static_offset:  # a concrete array scalar: read its value
         layout = Layout(layout.shape, layout.strides, int(np.asarray(layout.offset)))
     if method != "auto":
-        return _jit_lower(storage, layout=layout, method=method)
+        return _jit_lower(storage, layout=layout, method=method, native=_copy_kernel.enabled())
     if layout.is_empty:
         return jnp.zeros(layout.shape, storage.dtype)
     check_in_storage("materialize", layout.shape, layout.strides, layout.offset, n)

@@ -59,12 +59,14 @@ from jax import lax
 
 from ..core.canonical import Box, Canonical, box, canonicalize
 from ..core.checks import check_choice
+from ..core.config import config as _config
 from ..core.errors import LayoutError, OverlapError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..core.overlap import overlap as _overlap
 from ..core.overlap.overlap import is_monotone
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
+from ..native.process import check_not_forked
 from . import programs as _programs
 from .modes import COMBINE as _COMBINE
 from .modes import MODES, identity, storage_mode
@@ -404,7 +406,7 @@ def _row_density(c: Canonical) -> float:
 
 
 def _applies_strided_copy(c: Canonical, need: Need) -> bool:
-    return need.copy_kernel and _copy_kernel.native is not None and need.mode in ("set", "add")
+    return need.copy_kernel and _copy_kernel.enabled() and need.mode in ("set", "add")
 
 
 def _shares_slots(c: Canonical) -> bool:
@@ -416,7 +418,7 @@ def _shares_slots(c: Canonical) -> bool:
 def _parallel_windows(c: Canonical) -> bool:
     """Whether the view is windows the strided write splits across threads although they
     overlap: dims ``(count, length):(step, 1)`` with ``step < length`` as the user wrote them
-    (no flip, no expansion, no permute: the test of ``MakePlan`` in the strided write's C++)."""
+    (no flip, no expansion, no permute: the test of ``MakePlan`` in ``_src/native/plan.h``)."""
     if c.broadcast or c.flipped or len(c.dims) != 2 or c.perm != (0, 1):
         return False
     (_, step), (length, inner) = c.dims
@@ -558,9 +560,11 @@ def _lower_xla(storage, layout: Layout, values, *, mode: str, overlapping: bool,
                   copy_kernel=False)
 
 
-@_programs.cached(static_argnames=("layout", "mode", "overlapping", "method", "op"))
-def _jit_write(storage, values, *, layout, mode, overlapping, method, op):
-    return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method=method, op=op)
+@_programs.cached(static_argnames=("layout", "mode", "overlapping", "method", "op", "native"))
+def _jit_write(storage, values, *, layout, mode, overlapping, method, op, native):
+    # `native` (fs.config's native_copy as it stands): part of the key, as in reads._jit_lower
+    with _config.using(native_copy=native):
+        return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method=method, op=op)
 
 
 @_programs.cached(static_argnames=("shape", "mode", "last_wins", "unique"))
@@ -627,6 +631,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     check_choice(op, "mode", mode, MODES)
     check_choice(op, "overlap", overlap, ("error", "last"))
     WRITES.check_method(method, op)
+    check_not_forked(op)
     values = check_src(src, layout.shape, storage.dtype, op=op, layout=layout)
     if layout.is_empty:
         return storage
@@ -652,7 +657,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     if is_traced(storage) or is_traced(values) or not layout.has_static_offset:
         return _lower(storage, layout, values, **kw)
     if method != "auto":
-        return _jit_write(storage, values, layout=layout, **kw)
+        return _jit_write(storage, values, layout=layout, native=_copy_kernel.enabled(), **kw)
     if layout.is_contiguous():
         return _eager_update(storage, values, np.asarray(layout.offset, dtype), mode=mode)
     # a size-1 dim's stride addresses nothing (and may not fit the index dtype)

@@ -3,17 +3,18 @@ or written through by one strided write.
 
 XLA has no strided copy: a permute is its ``transpose`` emitter, which walks the output in
 order and reads the input a cache line per element, and a tile loop written in XLA ops runs
-on one thread. The C++ extension ``_copy_native`` (built from ``_copy_native.cc`` when
-jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy make, as an XLA FFI
-handler: the output written once in row-major order, the last dim copied as one run where it
-is contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to 128 rows by 32 where the
-last dim spans at most two tiles, for elements of 8 bytes or more) where the last dim jumps a
-cache line per element and another dim runs through memory, every other element (a last dim
-of stride 2) picked out of whole AVX2 loads where the CPU has them, the output of a large
-permute stored past the caches, chunks of the output dealt in one range per thread to the
-calling thread and helper threads of the extension's own, as many in all as XLA's intra-op
-pool has threads, which spin a while between calls before they sleep (a thread done with its
-own range takes chunks from the back of the others').
+on one thread. The C++ extension ``_copy_native`` (built from ``handlers.cc`` and the headers
+beside it, ``README.md``, when jaxlib's FFI headers are at hand) is the copy PyTorch and NumPy
+make, as an XLA FFI handler: the output written once in row-major order, the last dim copied
+as one run where it is contiguous, cache tiles of 64 columns by 64 rows (32 by 32, or up to
+128 rows by 32 where the last dim spans at most two tiles, for elements of 8 bytes or more)
+where the last dim jumps a cache line per element and another dim runs through memory, every
+other element (a last dim of stride 2) picked out of whole AVX2 loads where the CPU has them,
+the output of a large permute stored past the caches, a fresh output advised to take 2 MiB
+pages (as NumPy advises its large arrays), and chunks of the output dealt in one range per
+part to the calling thread and to tasks on XLA's own intra-op pool (``ffi::ThreadPool``; a
+part done with its own range takes chunks from the back of the others'). It starts no thread
+and leaves nothing running between calls.
 
 The same extension writes through a view (``"set"``, and ``"add"`` of float32, float64 and
 32/64-bit integers), updating only the view's slots, in place where the storage is donated
@@ -41,7 +42,6 @@ so a traced offset costs no window copy.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from types import ModuleType
 
@@ -52,10 +52,13 @@ from jax import lax
 from jax.extend import core as jax_core
 from jax.interpreters import mlir
 
+from ..core.builds import load_extension
+from ..core.config import config
 from ..core.layout import Layout
+from .process import cpu_limit
 
-__all__ = ["OPERANDS_TARGET", "TARGET", "WRITE_TARGET", "coalesced", "native", "read", "read_operands",
-           "supports", "supports_write", "write"]
+__all__ = ["OPERANDS_TARGET", "SOURCES", "TARGET", "WRITE_TARGET", "coalesced", "enabled", "extension",
+           "handler_time", "native", "read", "read_operands", "stats", "supports", "supports_write", "write"]
 
 #: The FFI target names the handlers are registered under (platform ``"cpu"``).
 TARGET = "functional_strides_strided_copy"
@@ -66,35 +69,73 @@ WRITE_TARGET = "functional_strides_strided_write"
 ITEMSIZES = (1, 2, 4, 8, 16)
 
 
+#: The files the extension is built from, beside it in an in-place build (setup.py): one newer
+#: than the built extension makes it stale.
+SOURCES = ("handlers.cc", "plan.h", "movers.h", "parallel.h", "pages.h")
+
+
+
 def _load_native() -> ModuleType | None:
-    """The extension with its handler registered, or None when it is not built or
-    ``FUNCTIONAL_STRIDES_PURE_PYTHON`` is set (the XLA lowering then reads every view)."""
-    if os.environ.get("FUNCTIONAL_STRIDES_PURE_PYTHON"):
+    """The extension with its handlers registered, or None when it is not built or stale
+    (:func:`functional_strides._src.core.builds.load_extension` warns of a stale one)."""
+    module = load_extension(f"{__package__}._copy_native", SOURCES)
+    if module is None:
         return None
-    try:
-        from . import _copy_native
-    except ImportError:
-        return None
-    jax.ffi.register_ffi_target(TARGET, _copy_native.strided_copy(), platform="cpu")
-    jax.ffi.register_ffi_target(OPERANDS_TARGET, _copy_native.strided_copy_operands(), platform="cpu")
-    jax.ffi.register_ffi_target(WRITE_TARGET, _copy_native.strided_write(), platform="cpu")
-    return _copy_native
+    jax.ffi.register_ffi_target(TARGET, module.strided_copy(), platform="cpu")
+    jax.ffi.register_ffi_target(OPERANDS_TARGET, module.strided_copy_operands(), platform="cpu")
+    jax.ffi.register_ffi_target(WRITE_TARGET, module.strided_write(), platform="cpu")
+    module._set_max_parts(cpu_limit())
+    return module
 
 
-native = _load_native()
+_loaded = False
+
+
+def extension() -> ModuleType | None:
+    """The extension, loaded on first use where the import did not load it; None when it is
+    not built or stale."""
+    global native, _loaded
+    if not _loaded:
+        _loaded = True
+        native = _load_native()
+    return native
+
+
+def enabled() -> bool:
+    """Whether reads and writes may take the strided copy and write now: ``fs.config.native_copy``
+    is on and the extension is built (and not stale)."""
+    return config.native_copy and extension() is not None
+
+
+#: The loaded extension; None when it is not built or stale, or not loaded yet because
+#: ``FUNCTIONAL_STRIDES_PURE_PYTHON`` was set at import (it loads when ``fs.config`` turns
+#: ``native_copy`` on). Whether reads and writes take it is :func:`enabled`.
+native: ModuleType | None = None
+if config.native_copy:
+    extension()
 
 
 def handler_time() -> tuple[int, float] | None:
     """``(calls, seconds)``: the calls of the strided copy and write handlers in this process
-    and the time spent inside them (steady clock), or None when the extension is not built.
+    and the time spent inside them (steady clock), or None when the extension is not loaded.
     Benchmarks read it before and after a call to tell the handler's own time from the
     runtime's around it (dispatch, argument handling)."""
     return None if native is None else native.handler_time()
 
 
+def stats() -> dict[str, int | float] | None:
+    """The extension's counters since it was loaded, or None when it is not loaded: ``calls``
+    and ``seconds`` (as :func:`handler_time`), ``tasks_scheduled`` (tasks handed to XLA's
+    intra-op pool), ``tasks_joined`` (those that found work left), ``calls_alone`` (calls on a
+    thread of that pool, or in a forked child, run on the calling thread alone),
+    ``pool_threads`` (the pool's size at the latest call), ``max_parts`` (:func:`cpu_limit`)
+    and ``advised_bytes`` (of outputs advised to take 2 MiB pages)."""
+    return None if native is None else native.stats()
+
+
 def supports(dtype) -> bool:
-    """Whether the handler is built and copies elements of ``dtype``: 1, 2, 4, 8 or 16 whole
-    bytes (not the packed sub-byte types such as ``int4``)."""
+    """Whether the handler is enabled (:func:`enabled`) and copies elements of ``dtype``: 1,
+    2, 4, 8 or 16 whole bytes (not the packed sub-byte types such as ``int4``)."""
     dtype = np.dtype(dtype)
     if jnp.issubdtype(dtype, jnp.integer):
         bits = jnp.iinfo(dtype).bits
@@ -102,7 +143,7 @@ def supports(dtype) -> bool:
         bits = jnp.finfo(dtype).bits
     else:
         bits = dtype.itemsize * 8
-    return native is not None and dtype.itemsize in ITEMSIZES and bits == dtype.itemsize * 8
+    return dtype.itemsize in ITEMSIZES and bits == dtype.itemsize * 8 and enabled()
 
 
 #: The write handler's ``mode`` attribute for ``"set"`` (any dtype :func:`supports`) and for
@@ -113,11 +154,11 @@ _ADD_MODES = {"float32": 1, "float64": 2, "int32": 3, "uint32": 3, "int64": 4, "
 
 
 def supports_write(dtype, mode: str) -> bool:
-    """Whether the write handler is built and writes ``mode`` (``"set"``, or ``"add"`` of
-    float32, float64 and 32- or 64-bit integers) into a storage of ``dtype``."""
+    """Whether the write handler is enabled (:func:`enabled`) and writes ``mode`` (``"set"``,
+    or ``"add"`` of float32, float64 and 32- or 64-bit integers) into a storage of ``dtype``."""
     if mode == "set":
         return supports(dtype)
-    return mode == "add" and native is not None and np.dtype(dtype).name in _ADD_MODES
+    return mode == "add" and np.dtype(dtype).name in _ADD_MODES and enabled()
 
 
 def _write_mode(dtype, mode: str) -> int:

@@ -22,10 +22,12 @@ from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ..core.config import config as _config
 from ..core.errors import LayoutError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..lowering.programs import PROGRAMS
 from ..lowering.reads import READS, _check_span, materialize, xla_read_plan
+from ..native import copy_kernel as _copy_kernel
 from .plans import (
     Exchange,
     Partition,
@@ -250,9 +252,12 @@ def _flatten(values: jax.Array, plan: ShardedRead, part: Partition) -> jax.Array
 
 def _program(layout: Layout, plan: ShardedRead, part: Partition, method: str, flatten: bool) -> Any:
     """The jitted read, held by the package's bounded program cache (``lowering/programs.py``)."""
+    native = _copy_kernel.enabled()  # fs.config's native_copy as it stands: part of the key
+
     def build() -> Any:
         def run(storage: jax.Array) -> jax.Array:
-            out = _read_traced(storage, layout, plan, part, method)
+            with _config.using(native_copy=native):
+                out = _read_traced(storage, layout, plan, part, method)
             return _flatten(out, plan, part) if flatten else out
 
         if part.explicit:  # the types carry the output's sharding
@@ -261,7 +266,7 @@ def _program(layout: Layout, plan: ShardedRead, part: Partition, method: str, fl
             return jax.jit(run, out_shardings=plan.out_sharding if plan.out_sharding.spec == P() else None)
         return jax.jit(run, out_shardings=plan.out_sharding)
 
-    return PROGRAMS.get(("sharded read", layout, plan, part, method, flatten), build)
+    return PROGRAMS.get(("sharded read", layout, plan, part, method, flatten, native), build)
 
 
 def _static(layout: Layout) -> Layout:

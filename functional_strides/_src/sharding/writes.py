@@ -22,12 +22,14 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..core.checks import check_choice
+from ..core.config import config as _config
 from ..core.errors import LayoutError
 from ..core.layout import Layout, is_traced
 from ..lowering.modes import MODES, combine, has_exact_identity, identity, storage_mode
 from ..lowering.programs import PROGRAMS
 from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
+from ..native import copy_kernel as _copy_kernel
 from .plans import Partition, ShardedRead, partition, write_plan
 from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, check_bounds
 
@@ -268,14 +270,17 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
 def _write_program(layout: Layout, mode: str, overlap: str, op: str, method: str, plan: ShardedRead,
                    part: Partition) -> Any:
     """The jitted write, held by the package's bounded program cache (``lowering/programs.py``)."""
+    native = _copy_kernel.enabled()  # fs.config's native_copy as it stands: part of the key
+
     def build() -> Any:
         def run(storage: jax.Array, src: Any) -> jax.Array:
             _check_src(src, layout, storage.dtype, op)
-            return _write_traced(storage, layout, src, plan, part, mode=mode, overlap=overlap, op=op,
-                                 method=method)
+            with _config.using(native_copy=native):
+                return _write_traced(storage, layout, src, plan, part, mode=mode, overlap=overlap, op=op,
+                                     method=method)
 
         if part.explicit:  # the types carry the storage's sharding
             return jax.jit(run)
         return jax.jit(run, out_shardings=plan.out_sharding)
 
-    return PROGRAMS.get(("sharded write", layout, mode, overlap, op, method, plan, part), build)
+    return PROGRAMS.get(("sharded write", layout, mode, overlap, op, method, plan, part, native), build)

@@ -20,26 +20,35 @@ Ramachandran (2006) that NumPy's ``mem_overlap.c`` implements.
 from __future__ import annotations
 
 import math
-import os
 from types import ModuleType
 
-__all__ = ["native", "search", "search_python"]
+from ..builds import load_extension
+from ..config import config
+
+__all__ = ["compiled", "native", "search", "search_python"]
+
+_loaded = False
+
+#: The loaded C extension; None when it was not built (no C compiler at install time) or is
+#: stale (older than ``_dfs_native.c`` beside it), or not loaded yet because
+#: ``FUNCTIONAL_STRIDES_PURE_PYTHON`` was set at import (it loads when ``fs.config`` turns
+#: ``native_overlap`` on). Whether the search takes it is :func:`compiled`.
+native: ModuleType | None = None
 
 
-def _load_native() -> ModuleType | None:
-    """The C extension, or ``None`` when it was not built (no C compiler at install time) or
-    the environment variable ``FUNCTIONAL_STRIDES_PURE_PYTHON`` is set to a non-empty value
-    when the package is imported; then every search runs in Python."""
-    if os.environ.get("FUNCTIONAL_STRIDES_PURE_PYTHON"):
+def compiled() -> ModuleType | None:
+    """The C extension when ``fs.config.native_overlap`` is on and it is built (loaded on first
+    use), else None: then every search runs in Python, with the same answers."""
+    global native, _loaded
+    if not config.native_overlap:
         return None
-    try:
-        from . import _dfs_native
-    except ImportError:
-        return None
-    return _dfs_native
+    if not _loaded:
+        _loaded = True
+        native = load_extension(f"{__package__}._dfs_native", ("_dfs_native.c",))
+    return native
 
 
-native = _load_native()
+compiled()
 
 
 def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | None = None, *,
@@ -53,8 +62,9 @@ def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | N
     else :func:`search_python` with ``budget`` steps. Both search the same tree in the same
     order: with equal budgets, equal answers. Memory: a few integers per unknown, whatever
     the budget; a signal handler that raises (Ctrl-C) interrupts either search."""
-    if native is not None:
-        found = native.search(s, u, b, budget if compiled_budget is None else compiled_budget, avoid)
+    module = compiled()
+    if module is not None:
+        found = module.search(s, u, b, budget if compiled_budget is None else compiled_budget, avoid)
         if found.__class__ is not int:  # -2: numbers too large for int64
             return found
     return search_python(s, u, b, budget, avoid)

@@ -202,9 +202,10 @@ def _internal_first(layout: Layout) -> tuple[int, ...] | int:
     """One compiled call with ``_FIRST_STEPS`` steps, before the cache of
     :func:`_internal_witness`: a nonzero ``c`` with ``sum c*s == 0`` (``|c_d| < n_d``), 0 when
     there is none, or -1 (undecided), -2 (no extension, or numbers beyond int64)."""
-    if _dfs.native is None:
+    native = _dfs.compiled()
+    if native is None:
         return -2
-    return _dfs.native.internal(layout.shape, layout.strides, _FIRST_STEPS)
+    return native.internal(layout.shape, layout.strides, _FIRST_STEPS)
 
 
 def _exact_internal(op: str, layout: Layout) -> Witness | None:
@@ -505,9 +506,10 @@ def _internal_search(shape: tuple[int, ...], strides: tuple[int, ...], work: _Wo
     The fast paths and the bounded search run compiled (``_dfs_native.internal``, one call)
     when the extension is built and the numbers fit in int64, else in Python below."""
     status = -2
-    if _dfs.native is not None:
+    native = _dfs.compiled()
+    if native is not None:
         steps = work.budget(_COMPILED_STEPS)
-        found = _dfs.native.internal(shape, strides, steps)
+        found = native.internal(shape, strides, steps)
         if found.__class__ is tuple:
             return _difference_witness(found, strides)
         if found == 0:
@@ -553,9 +555,10 @@ def _quick_pair(a: Layout, b: Layout, witness: bool, work: _Work | None = None) 
 
     Compiled (``_dfs_native.pair``, one call) when the extension is built and the numbers fit
     in int64, else :func:`_quick_pair_python`; both give the same answers."""
-    if _dfs.native is not None:
+    native = _dfs.compiled()
+    if native is not None:
         steps = _COMPILED_STEPS if work is None else work.budget(_COMPILED_STEPS)
-        found = _dfs.native.pair(a.shape, a.strides, a.offset, b.shape, b.strides, b.offset, steps, witness)
+        found = native.pair(a.shape, a.strides, a.offset, b.shape, b.strides, b.offset, steps, witness)
         if found.__class__ is tuple:
             assert _index(a, found[0]) == _index(b, found[1]), (a, b, found)
             return found

@@ -481,7 +481,7 @@ def _reduced_search(variables: list[_Var], target: int, nonzero: bool, work: _Wo
     ``work``; ``False`` when they did not decide, or, with ``compiled_only``, when the search
     is not compiled or the numbers do not fit its int64 arithmetic. Its memory is a few
     integers per unknown, whatever the steps."""
-    if compiled_only and _dfs.native is None:
+    if compiled_only and _dfs.compiled() is None:
         return False
     budget = work.budget(steps)
     found = _dfs.search([v.s for v in variables], [v.hi - v.lo for v in variables],

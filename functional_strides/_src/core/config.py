@@ -1,0 +1,148 @@
+"""The library's run-time switches, ``fs.config``: whether its compiled parts run.
+
+Two options, each a bool, on by default where the compiled part is built:
+
+* ``native_copy`` -- the C++ strided copy and write on XLA:CPU (``_src/native/``): the
+  ``"strided_copy"`` read and write paths. Off, every read and write is XLA's own ops, as on
+  other platforms.
+* ``native_overlap`` -- the C overlap search (``_src/core/overlap/_dfs_native.c``). Off, the
+  same search runs in Python (the same answers, slower).
+
+The environment variable ``FUNCTIONAL_STRIDES_PURE_PYTHON`` set to a non-empty value when the
+package is imported makes both default to off. ``update`` changes an option for the whole
+process; ``using`` changes options for the code inside a ``with`` block, in the calling
+thread (and the tasks it starts with ``contextvars``) only, as ``jax``'s context managers do.
+
+Where a switch takes effect: the paths of reads and writes are chosen when a program is
+traced, so a function already jitted keeps the path it was traced with (``jax.jit`` does not
+retrace when a switch changes; ``jax.clear_caches()`` or a new jitted function does); the
+library's own programs for eager calls take the switch as part of their cache key, so an eager
+``contiguous()`` or write follows it at once.
+
+Example:
+  >>> from functional_strides._src.core.config import config
+  >>> with config.using(native_copy=False):
+  ...     config.native_copy
+  False
+  >>> sorted(config.values())
+  ['native_copy', 'native_overlap']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterator
+
+from .errors import LayoutError
+
+__all__ = ["Config", "config"]
+
+#: Set to a non-empty value at import: every option below defaults to off.
+PURE_PYTHON_ENV = "FUNCTIONAL_STRIDES_PURE_PYTHON"
+
+#: The options and what each turns on.
+OPTIONS = {
+    "native_copy": "the C++ strided copy and write on XLA:CPU (the 'strided_copy' read and write paths)",
+    "native_overlap": "the C overlap search (its Python twin runs otherwise: the same answers)",
+}
+
+_NO_OVERRIDES: dict[str, bool] = {}  # never changed: using() sets a new dict
+_overrides: contextvars.ContextVar[dict[str, bool]] = contextvars.ContextVar(
+    "functional_strides_config", default=_NO_OVERRIDES)  # noqa: B039
+
+
+class Config:
+    """The switches of the library's compiled parts (see the module docstring).
+
+    Read an option as an attribute (``fs.config.native_copy``); change it for the process with
+    :meth:`update`, or for a block of code with :meth:`using`. An option that is on where its
+    compiled part is not built (no compiler at install time, or a stale in-place build) has no
+    effect: the library then runs its XLA ops or Python code, as ``fs.explain`` reports.
+    """
+
+    def __init__(self) -> None:
+        off = bool(os.environ.get(PURE_PYTHON_ENV))
+        self._values = {name: not off for name in OPTIONS}
+
+    def __getattr__(self, name: str) -> bool:
+        if name.startswith("_") or name not in OPTIONS:
+            raise AttributeError(f"fs.config has no option {name!r} (options: {', '.join(OPTIONS)}).")
+        overrides = _overrides.get()
+        return overrides[name] if name in overrides else self._values[name]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+            return
+        raise AttributeError(f"fs.config.{name}: set options with fs.config.update({name!r}, value).")
+
+    def values(self) -> dict[str, bool]:
+        """Every option and its value as seen by the calling thread.
+
+        Returns:
+          A new dict ``{name: bool}``.
+        Example:
+          >>> Config().values()["native_overlap"] in (True, False)
+          True
+        """
+        return {name: getattr(self, name) for name in OPTIONS}
+
+    def update(self, name: str, value: bool) -> None:
+        """Set option ``name`` to ``value`` for the whole process (as ``jax.config.update``).
+
+        Args:
+          name: ``"native_copy"`` or ``"native_overlap"``.
+          value: ``True`` (run the compiled part where it is built) or ``False``.
+        Raises:
+          LayoutError: ``name`` is not an option, or ``value`` is not a bool.
+        Example:
+          >>> c = Config()
+          >>> c.update("native_overlap", False)
+          >>> c.native_overlap
+          False
+
+        Semantics: ``jax.config.update``. A function already jitted keeps the path it was
+        traced with."""
+        self._check(name, value, "update")
+        self._values[name] = value
+
+    @contextlib.contextmanager
+    def using(self, **values: bool) -> Iterator[None]:
+        """Set options inside a ``with`` block, in the calling thread only; the previous values
+        come back on exit, exception or not.
+
+        Args:
+          **values: options and their values, e.g. ``native_copy=False``.
+        Raises:
+          LayoutError: an unknown option, or a value that is not a bool (before the block runs).
+        Example:
+          >>> c = Config()
+          >>> with c.using(native_copy=False, native_overlap=False):
+          ...     c.values()
+          {'native_copy': False, 'native_overlap': False}
+
+        Semantics: ``jax``'s configuration context managers (``jax.numpy_rank_promotion(...)``),
+        thread-local as theirs."""
+        for name, value in values.items():
+            self._check(name, value, "using")
+        token = _overrides.set({**_overrides.get(), **values})
+        try:
+            yield
+        finally:
+            _overrides.reset(token)
+
+    def __repr__(self) -> str:
+        return f"fs.config({', '.join(f'{k}={v}' for k, v in self.values().items())})"
+
+    @staticmethod
+    def _check(name: str, value: object, op: str) -> None:
+        if name not in OPTIONS:
+            raise LayoutError(f"config.{op}: unknown option {name!r} (options: {', '.join(OPTIONS)}).")
+        if value is not True and value is not False:
+            raise LayoutError(f"config.{op}: option {name!r} takes True or False (got {value!r}).")
+
+
+#: The library's one configuration object, ``fs.config``.
+config = Config()
