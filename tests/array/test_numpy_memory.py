@@ -12,6 +12,7 @@ import re
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import import_torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -172,7 +173,7 @@ def test_a_used_stride_that_is_no_whole_number_of_elements_is_still_refused():
 
 
 def test_the_same_array_behind_another_producer_imports_alike():
-    torch = pytest.importorskip("torch")
+    torch = import_torch()
     a = ODD_STRIDES["size_one_dim"]()
     ours, theirs = fs.from_dlpack(a), fs.from_dlpack(torch.from_dlpack(a))
     assert ours.shape == theirs.shape and ours.tolist() == theirs.tolist()

@@ -86,17 +86,40 @@ def test_the_documented_examples():
     assert np.asarray(got, np.float32).tolist() == [4.0, 0.0]
 
 
-def test_stride0_adds_are_not_combined_ahead_in_float32_either():
-    """The rule is the same in float32: through an expand of a large row, the scatter takes
-    every contribution (no other path applies), bit for bit as the oracle."""
+def test_stride0_adds_fold_into_the_stored_values_in_float32_too():
+    """The rule is the same in float32: through an expand of a large row, the stored values
+    are read, the contributions folded in one by one, and the row set back (a ``block``
+    write of the folded values), bit for bit as the oracle."""
     layout = Layout((3, 4096), (0, 1), 0)
-    assert fs.write_plan(layout, 4096, mode="add") == "scatter"
+    assert fs.write_plan(layout, 4096, mode="add") == "block"
     rng = np.random.default_rng(3)
     storage = rng.standard_normal(4096).astype(np.float32) * 1e4
     values = rng.standard_normal(layout.shape).astype(np.float32)
     want = oracle.scatter(storage, layout, values, mode="add")
     got = jax.jit(lambda s, v: fs.write(s, layout, v, mode="add"))(jnp.asarray(storage), jnp.asarray(values))
     np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float32])
+@pytest.mark.parametrize("k", [2, 8, 9, 100])
+def test_the_fold_and_its_gradient(dtype, k):
+    """Folds of a few contributions (unrolled) and of many (a loop), values and gradients."""
+    layout = Layout((k, 5), (0, 2), 1)
+    storage, values = _inputs(dtype, layout, 11, "add", seed=k)
+    want = oracle.scatter(np.asarray(storage), layout, np.asarray(values), mode="add")
+    got = jax.jit(lambda s, v: fs.write(s, layout, v, mode="add"))(storage, values)
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    grads = jax.grad(lambda s, v: fs.write(s, layout, v, mode="mul").astype(jnp.float32).sum(),
+                     argnums=(0, 1))(storage.astype(jnp.float32), values.astype(jnp.float32))
+    s32, v32 = np.asarray(storage, np.float32), np.asarray(values, np.float32)
+    slots = 1 + 2 * np.arange(5)
+    want_ds = np.ones(11, np.float32)
+    want_ds[slots] = np.prod(v32, axis=0)
+    np.testing.assert_allclose(np.asarray(grads[0]), want_ds, rtol=1e-5)
+    prod = np.prod(v32, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want_dv = np.where(v32 != 0, s32[slots] * prod / v32, 0.0)
+    np.testing.assert_allclose(np.asarray(grads[1]), want_dv, rtol=1e-4, atol=1e-6)
 
 
 def test_min_and_max_through_stride0_dims_still_take_the_structured_path():

@@ -60,40 +60,10 @@ def _toctree_entries(text: str) -> set[str]:
 # -- navigation ---------------------------------------------------------------------------------------
 
 def test_every_page_is_in_the_navigation():
-    conf = _conf()
-    pages = {p.stem for p in DOCS.glob("*.md")} - {"index", "README"} - set(conf.OPTIONAL_PAGES)
+    pages = {p.stem for p in DOCS.glob("*.md")} - {"index", "README"}
     entries = _toctree_entries((DOCS / "index.md").read_text())
     assert pages == entries, (pages - entries, entries - pages)
-    for section in {s for _, s in conf.OPTIONAL_PAGES.values()}:
-        assert f"<!-- optional-pages:{section} -->" in (DOCS / "index.md").read_text()
 
-
-@pytest.mark.parametrize("present", [True, False], ids=["page-present", "page-absent"])
-def test_optional_pages_join_only_when_present(tmp_path, present, monkeypatch):
-    conf = _conf()
-    if present:
-        (tmp_path / "cute.md").write_text("# CuTe layouts\n")
-        (tmp_path / "gradients.md").write_text("# Gradients\n")
-    monkeypatch.setattr(conf, "HERE", tmp_path)
-    source = ["```{toctree}\nconcepts\n<!-- optional-pages:guides -->\n```\n"
-              "```{toctree}\napi\n<!-- optional-pages:reference -->\n```\nsee <!-- link:cute -->.\n"]
-    conf._optional_pages(None, "index", source)
-    guides, reference = re.findall(r"```\{toctree\}\n(.*?)```", source[0], flags=re.S)
-    assert ("gradients" in guides.split()) == present and ("cute" in reference.split()) == present
-    assert ("[CuTe layouts reference](cute.md)" in source[0]) == present
-    assert "<!--" not in source[0]
-
-
-def test_an_optional_page_listed_by_hand_is_not_listed_twice(tmp_path, monkeypatch):
-    conf = _conf()
-    (tmp_path / "export.md").write_text("# Export\n")
-    monkeypatch.setattr(conf, "HERE", tmp_path)
-    source = ["```{toctree}\nexport\n<!-- optional-pages:guides -->\n```\n"]
-    conf._optional_pages(None, "index", source)
-    assert source[0].split().count("export") == 1
-
-
-# -- the API reference --------------------------------------------------------------------------------
 
 def test_the_api_page_lists_every_public_object_in_a_group():
     api_pages = _ext("api_pages")

@@ -1042,14 +1042,15 @@ def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
     two :class:`Layout` over one storage. Exact, for any layouts (the search of
-    :func:`overlap_witness`), with the search's memory under 256 MiB whatever the layouts. ``max_work`` as in
-    ``numpy.shares_memory``: ``-1`` (default) or ``None``: exact; ``0``: the bounds only
-    (disjoint index ranges, else ``TooHardError``); ``n > 0``: at most about ``n`` units of
-    work (steps of the depth-first search, candidates of the enumeration).
+    :func:`overlap_witness`), with the search's memory under 256 MiB whatever the layouts.
 
     Args:
       a: a ``StridedArray``, or a :class:`Layout`.
       b: another of the same kind (a layout over the same storage).
+      max_work: as in ``numpy.shares_memory``: ``-1`` (default) or ``None``: exact; ``0``:
+        the bounds only (disjoint index ranges, else ``TooHardError``); ``n > 0``: at most
+        about ``n`` units of work (steps of the depth-first search, candidates of the
+        enumeration).
     Raises:
       LayoutError: an offset is traced, or ``max_work`` is below -1.
       LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``, or

@@ -68,6 +68,7 @@ from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
 from ..native.process import check_not_forked
 from . import programs as _programs
+from . import reads as _reads
 from .modes import COMBINE as _COMBINE
 from .modes import MODES, identity, storage_mode
 from .product_scatter import ScatterSpec, product_scatter
@@ -208,6 +209,44 @@ def _folds_broadcast(c: Canonical, need: Need) -> bool:
     """Whether the view's stride-0 dims carry contributions that must reach the storage one by
     one (an add or multiply through an ``expand``)."""
     return bool(c.broadcast) and need.mode in ORDERED_MODES
+
+
+#: The fold of stride-0 contributions is unrolled this many steps a loop iteration
+#: (benchmarks/write_choices.py, table "fold").
+FOLD_UNROLL = 8
+
+
+def _folded_layout(layout: Layout, mode: str) -> Layout | None:
+    """For an add or multiply through stride-0 dims whose other dims address each slot once:
+    ``layout`` without those dims (and its size-1 dims), which the write then sets with the
+    stored values folded one by one with the contributions (:func:`_fold_broadcast`); else
+    ``None``."""
+    if mode not in ORDERED_MODES:
+        return None
+    c = canonicalize(layout)
+    if not c.broadcast:
+        return None
+    reduced = _reduced_layout(layout, c)
+    return None if _overlap.internal_overlap_witness(reduced) is not None else reduced
+
+
+def _fold_broadcast(old: jax.Array, values: jax.Array, layout: Layout, mode: str) -> jax.Array:
+    """``old`` (the slots' stored values, shape of the reduced layout) combined with each
+    contribution in the view's row-major order: the stride-0 dims' multi-index outermost and
+    in order, one step of ``mode`` each (:data:`ORDERED_MODES`), as the oracle's loop does."""
+    c = canonicalize(layout)
+    axes = tuple(c.broadcast)
+    rest = tuple(d for d in range(layout.ndim) if d not in axes)
+    k = math.prod(layout.shape[d] for d in axes)
+    v = jnp.transpose(values, axes + rest).reshape((k, *old.shape))
+    combine = _COMBINE[mode]
+    if k <= FOLD_UNROLL:
+        acc = old
+        for i in range(k):
+            acc = combine(acc, v[i])
+        return acc
+    return lax.fori_loop(0, k, lambda i, acc: combine(acc, lax.dynamic_index_in_dim(v, i, 0, keepdims=False)),
+                         old, unroll=FOLD_UNROLL)
 
 
 def _combine_broadcast(c: Canonical, values: jax.Array, mode: str) -> jax.Array:
@@ -462,6 +501,9 @@ METHODS = WRITES.methods
 
 
 def _plan(layout: Layout, n: int, mode: str, method: str, op: str, copy_kernel: bool = True) -> str:
+    folded = _folded_layout(layout, mode)
+    if folded is not None:  # a set of the folded values through the rest of the view
+        layout, mode = folded, "set"
     if not layout.has_static_offset:  # written through dynamic_window: the view at its lowest index
         layout, n = Layout(layout.shape, layout.strides, -layout.low_reach), layout.span + 1
     return WRITES.plan(layout, method, Need(n, mode, copy_kernel), op=op)
@@ -528,6 +570,11 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
 
 def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str,
            copy_kernel: bool = True):
+    folded = _folded_layout(layout, mode)
+    if folded is not None:  # read the slots, fold the contributions in, set them back
+        old = _reads._lower(storage, folded, "auto", copy_kernel)
+        values = _fold_broadcast(old, values, layout, mode)
+        layout, mode, overlapping = folded, "set", False
     path = _plan(layout, storage.shape[0], mode, method, op, copy_kernel)
     if path == "empty":
         return storage

@@ -206,7 +206,9 @@ def write(storage: Any, layout: Layout, src: Any, *, mode: str, overlap: str, op
       layout: the view written through (elements; a traced offset is clamped into the
         storage, as on one device).
       src: broadcastable to ``layout.shape``; cast to the storage dtype.
-      mode, overlap, op: as :func:`functional_strides.write`.
+      mode: as :func:`functional_strides.write`.
+      overlap: as :func:`functional_strides.write`.
+      op: as :func:`functional_strides.write`.
       method: the single-device write each device (or the partitioner) runs: ``"auto"`` or
         one of ``functional_strides.WRITE_METHODS``.
     Returns:
@@ -243,7 +245,10 @@ def write_program(storage: Any, layout: Layout, *, mode: str = "set", overlap: s
       storage: a 1-D ``jax.Array`` with a ``NamedSharding`` over its only axis, on more than
         one device.
       layout: the view written through (elements; a concrete offset).
-      mode, overlap, op, method: as :func:`write`.
+      mode: as :func:`write`.
+      overlap: as :func:`write`.
+      op: as :func:`write`.
+      method: as :func:`write`.
     Returns:
       A ``jax.jit``-wrapped function ``f(storage, src) -> new storage`` (same shape, dtype
       and sharding), cached per layout, options, plan and partition.
