@@ -45,13 +45,9 @@ import numpy as np  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import READ_METHODS as METHODS  # noqa: E402
-from functional_strides import (  # noqa: E402
-    Layout,
-    _tiled,  # noqa: E402
-    materialize,
-    read_plan,
-)
+from functional_strides import Layout, materialize, read_plan  # noqa: E402
 from functional_strides._src.core.canonical import canonicalize, split_windows  # noqa: E402
+from functional_strides._src.lowering import tiled as _tiled  # noqa: E402
 from functional_strides._src.lowering.reads import xla_read_plan  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.

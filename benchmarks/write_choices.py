@@ -32,6 +32,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
 from lowering_choices import slice_pieces  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
@@ -200,6 +201,34 @@ def sweep(repeats: int) -> None:
                 f"{r[1]}: {r[3]:.2f}/{r[5]:.2f} ({r[2] * 1e6:.0f} us)" for r in rows[1:]))
 
 
+def fold_table(repeats: int) -> None:
+    """The "fold" table: an add through stride-0 dims (``x.expand(k, r).at[...].add(v)``), its
+    ``k`` contributions per slot folded into the stored values one by one (the order every
+    path keeps), as a loop of ``k`` steps unrolled 1 or ``FOLD_UNROLL`` steps an iteration,
+    against the element scatter of all ``k * r`` contributions (the other order-keeping
+    write). Times in ms, best of ``repeats``."""
+    from functional_strides._src.lowering.writes import FOLD_UNROLL
+
+    def fold(acc, v, unroll):
+        def step(i, a):
+            return a + lax.dynamic_index_in_dim(v, i, 0, keepdims=False)
+        return lax.fori_loop(0, v.shape[0], step, acc, unroll=unroll)
+
+    def scatter(s, v):
+        idx = jnp.broadcast_to(jnp.arange(v.shape[1], dtype=jnp.int32), v.shape)
+        return s.at[idx].add(v)
+
+    print(f"fold: k contributions per slot into r slots, ms (best of {repeats}); "
+          f"the writes unroll {FOLD_UNROLL}")
+    for k, r in [(64, 16), (4096, 16), (4096, 256), (4096, 4096), (512, 1024), (65536, 1)]:
+        s, v = jnp.zeros(r, jnp.float32), jnp.ones((k, r), jnp.float32)
+        fns = [jax.jit(lambda s, v: fold(s, v, 1)), jax.jit(lambda s, v: fold(s, v, FOLD_UNROLL)),
+               jax.jit(scatter)]
+        times = _best([lambda f=f, s=s, v=v: f(s, v) for f in fns], repeats)
+        print(f"  k={k:<6} r={r:<5} loop {times[0] * 1e3:8.3f}  unrolled {times[1] * 1e3:8.3f}  "
+              f"scatter {times[2] * 1e3:8.3f}")
+
+
 def _quiet(fn, *args):
     with contextlib.redirect_stdout(io.StringIO()):
         return fn(*args)
@@ -211,9 +240,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", type=str, default=None, help="run the cases whose name contains this")
     parser.add_argument("--sweep", action="store_true", help="only the sweep over storage sizes")
+    parser.add_argument("--fold", action="store_true", help="only the fold of stride-0 contributions")
     args = parser.parse_args()
     if args.sweep:
         sweep(args.repeats)
+        return
+    if args.fold:
+        fold_table(max(args.repeats, 15))
         return
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()}), float32; "
           f"best of {args.repeats}; ratios to the element scatter")

@@ -212,7 +212,7 @@ def _folds_broadcast(c: Canonical, need: Need) -> bool:
 
 
 #: The fold of stride-0 contributions is unrolled this many steps a loop iteration
-#: (benchmarks/write_choices.py, table "fold").
+#: (benchmarks/write_choices.py --fold).
 FOLD_UNROLL = 8
 
 
