@@ -512,7 +512,7 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     (``x[::2, ::2]``), or any read of at least ``COPY_FRESH_MIN_ELEMENTS`` output elements but
     one contiguous run (a fresh output, which only the strided copy gives 2 MiB pages), that
     the compiled strided copy reads faster (on CPU, where the C++ extension is built and
-    ``fs.config.native_copy`` is on: :func:`copy_kind`; ``COPY_*`` thresholds), else
+    ``fs.config.native_copy`` is on: ``copy_kind``; ``COPY_*`` thresholds), else
     ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
     then), except for a large permute that moves at most
     ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the

@@ -4,7 +4,7 @@ Python ints and tuples; the programs are in :mod:`.reads` and :mod:`.writes`).
 Where the sharding comes from: a concrete ``jax.Array`` carries its ``NamedSharding``; a
 traced one carries it in its type (``jax.typeof(x).sharding``) on an explicit mesh (axes of
 ``AxisType.Explicit``), inside a user's ``jit`` as outside. On a mesh of ``Auto`` axes a traced
-storage's type says nothing (:func:`unknown_mesh`), and inside ``jax.shard_map`` the storage is
+storage's type says nothing (``unknown_mesh``), and inside ``jax.shard_map`` the storage is
 a device's own block (manual axes): the single-device paths apply there.
 """
 
@@ -30,7 +30,8 @@ __all__ = ["Exchange", "Partition", "Parts", "ShardedRead", "ShardingWarning", "
 
 class ShardingWarning(UserWarning):
     """Inside ``jit`` on a mesh of ``Auto`` axes a storage's sharding is not in its type, so
-    the sharded plans cannot be chosen (see :func:`unknown_mesh`)."""
+    the sharded plans cannot be chosen: pass ``out_sharding`` to name the mesh axis, or put the
+    storage on an explicit mesh (``AxisType.Explicit``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +114,7 @@ def partition(storage: Any) -> Partition | None:
     A concrete ``jax.Array`` gives its ``NamedSharding`` (any mesh); a traced one (inside a
     user's ``jit``) its type's, which holds the sharding on an explicit mesh
     (``jax.make_mesh(..., axis_types=(AxisType.Explicit,))``) and not on a mesh of ``Auto``
-    axes (see :func:`unknown_mesh`).
+    axes (a :class:`ShardingWarning` says so, once per mesh).
 
     Args:
       storage: any value; a 1-D ``jax.Array`` (or tracer) with a ``NamedSharding`` is looked at.
@@ -432,8 +433,10 @@ class ShardedRead:
         lowering partitioned by JAX's SPMD partitioner).
       dim: the output dim split into the parts (``None``: flat blocks cut across dims, or
         a replicated output).
-      left, right: per device, the elements it needs from the end of its left neighbour's
-        block and from the start of its right neighbour's (all 0 unless ``"halo"``).
+      left: per device, the elements it needs from the end of its left neighbour's block (all
+        0 unless ``"halo"``).
+      right: per device, the elements it needs from the start of its right neighbour's block
+        (all 0 unless ``"halo"``).
       block: storage elements per device.
       out_sharding: the output's ``NamedSharding`` (for a ``flat`` read, of the values before
         they are flattened; a write's is the storage's).
@@ -442,7 +445,9 @@ class ShardedRead:
         read of the values then reshards them along ``out_sharding`` and cuts it off).
       flat: the read returns the row-major values flattened, in blocks (``contiguous()``'s
         storage).
-      detail: the parts (:class:`Parts`) or the permute (:class:`Exchange`) the program runs.
+      detail: the parts (a ``Parts`` record: per device, the shape, strides and first storage
+        index of its part) or the permute (an ``Exchange`` record: the pieces each device sends
+        and receives) the program runs.
     Raises:
       Nothing: a frozen record, built by :func:`read_plan` and :func:`write_plan`.
     Example:
@@ -641,7 +646,7 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
       mode: ``"set"``, ``"add"``, ``"mul"``, ``"min"`` or ``"max"``.
       overlap: ``"error"`` or another policy of :func:`functional_strides.write`.
       dtype: the storage's dtype, where a mode has no exact identity for it (a complex
-        multiply, min or max, :func:`functional_strides._src.lowering.modes.has_exact_identity`):
+        multiply, min or max):
         its padding rows are masked out, as a set's.
     Returns:
       A :class:`ShardedRead` (its ``out_sharding`` is the storage's sharding; for a permute,

@@ -351,7 +351,7 @@ def program(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: boo
         unknown ``method``; an ``out_sharding`` along a dim 0 the device count does not divide.
       LayoutTypeError: ``out_sharding`` is not a ``NamedSharding``.
       StorageError: a view with a concrete offset reaching outside the storage (either
-        end: :func:`functional_strides._src.core.layout.check_in_storage`, as on one device).
+        end, as on one device).
     Example:
       >>> import jax.numpy as jnp
       >>> program(jnp.zeros(8), Layout((2, 2), (1, 2)))       # one device: nothing to partition
@@ -382,7 +382,8 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
       flat: return the values flattened to 1-D, in blocks (as ``contiguous()`` stores them).
         A dim 0 the device count does not divide is then padded to a multiple of it (the
         last device's part is shorter in the view): the result holds those rows too, at its
-        end (:func:`contiguous` returns the view's layout over it).
+        end (:meth:`StridedArray.contiguous <functional_strides.StridedArray.contiguous>` returns
+        the view's layout over it).
       method: the single-device lowering each device (or the partitioner) runs:
         ``"auto"`` or one of ``functional_strides.READ_METHODS``.
     Returns:

@@ -2,7 +2,7 @@
 
 Pure Python and NumPy, no ``jax`` import. Every answer is exact (never "too hard" unless the
 caller bounds the work with ``max_work``) and comes with a witness: a pair of coordinates
-that address the same storage index. The search's memory is capped (:data:`MEMORY_CAP`,
+that address the same storage index. The search's memory is capped (``MEMORY_CAP``,
 256 MiB) whatever the layouts.
 
 Both questions are bounded linear Diophantine problems. A layout ``(n_d, s_d)`` overlaps
@@ -37,7 +37,7 @@ Three stages, each exact:
    ``shares_memory`` docstring (strides ``p*12224 + r``), which a search over the unknowns
    (NumPy's, or our enumeration) takes orders of magnitude longer to decide.
 
-The meet-in-the-middle search holds at most :data:`MEMORY_CAP` bytes (256 MiB): past it, it
+The meet-in-the-middle search holds at most ``MEMORY_CAP`` bytes (256 MiB): past it, it
 runs over narrower ranges of values, then the depth-first search decides with no step budget
 (its memory does not grow). ``max_work`` has NumPy's meaning: ``-1`` (the default) exact,
 ``0`` the bounds only, ``n > 0`` about ``n`` units of work, then
@@ -122,7 +122,7 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
     (it may be traced). Fast paths: empty -> ``None``; a dim of extent > 1 with stride 0 ->
     that dim's coordinates 0 and 1; strides that nest after sorting -> ``None``. The rest is
     solved as described in the module docstring; exact results are cached per (shape, strides).
-    The search's arrays stay under :data:`MEMORY_CAP` (256 MiB) whatever the layout: past it,
+    The search's arrays stay under ``MEMORY_CAP`` (256 MiB) whatever the layout: past it,
     a depth-first search whose memory does not grow decides, which may take long on
     adversarial layouts (many dims of similar strides) unless ``max_work`` bounds the work.
 
@@ -172,7 +172,7 @@ def has_internal_overlap(layout: Layout, *, max_work: int | None = -1) -> bool:
     Raises:
       TooHardError: ``max_work`` did not suffice to decide (never with the default), or the
         process could not allocate the memory the search keeps under its cap
-        (:data:`MEMORY_CAP`, 256 MiB).
+        (``MEMORY_CAP``, 256 MiB).
       LayoutTypeError: ``max_work`` is not an integer (or ``None``).
       LayoutError: ``max_work`` is below -1.
     Example:
@@ -357,7 +357,7 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
     Both layouts index the same storage; offsets matter and must be Python ints. Exact for
     every pair of layouts. Fast paths: either empty or disjoint index ranges
     ``[offset, offset + span]`` -> ``None``; equal layouts -> the first element. The search's
-    arrays stay under :data:`MEMORY_CAP` (256 MiB); past it a depth-first search whose memory
+    arrays stay under ``MEMORY_CAP`` (256 MiB); past it a depth-first search whose memory
     does not grow decides (slowly, on adversarial layouts, unless ``max_work`` bounds it).
 
     Args:
@@ -402,7 +402,7 @@ def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
       b: another, over the same storage, likewise.
       max_work: the work allowed, as in ``numpy.shares_memory``: ``-1`` (default) or ``None``:
         exact; ``0``: the bounds only; ``n > 0``: at most about ``n`` units of work (see
-        :func:`overlap_witness`). The search's memory stays under :data:`MEMORY_CAP`
+        :func:`overlap_witness`). The search's memory stays under ``MEMORY_CAP``
         (256 MiB) whatever ``max_work``.
     Returns:
       A Python bool; ``False`` when either layout is empty.
