@@ -630,6 +630,45 @@ def test_writes_in_fori_loop_and_scan():
     np.testing.assert_array_equal(_storage(x).reshape(8, 8), expected)
 
 
+
+def test_a_closed_over_ref_is_read_and_written_at_every_run():
+    # a ref the traced function closes over is no tracer: its reads and writes must be staged,
+    # not run once while the function traces (and its reads frozen into constants)
+    x = fs.from_ref(jax.new_ref(jnp.zeros(8)))
+    @jax.jit
+    def add():
+        x[:2].add_(1.0)  # returns the view, as torch's add_ does; a ref is not returned from jit
+
+    add.lower()
+    np.testing.assert_array_equal(_storage(x)[:2], [0.0, 0.0])  # tracing writes nothing
+    add()
+    add()
+
+    def step(i, c):
+        x.view(2, 4).t()[1].sub_(1.0)
+        return c
+
+    jax.jit(lambda: lax.fori_loop(0, 3, step, 0))()
+
+    def body(c, k):
+        x.view(4, 2)[:, 0].mul_(k)
+        x[c] += 100.0
+        return c + 1, None
+
+    jax.jit(lambda ks: lax.scan(body, 0, ks))(jnp.array([2.0, 3.0]))
+    expected = np.zeros(8, np.float32)
+    expected[:2] += 2
+    expected[[1, 5]] -= 3
+    for c, k in enumerate((2.0, 3.0)):
+        expected[[0, 2, 4, 6]] *= k
+        expected[c] += 100
+    np.testing.assert_array_equal(_storage(x), expected)
+    total = jax.jit(lambda: jnp.asarray(x.view(2, 4)[:, 1:]).sum())
+    assert float(total()) == expected.reshape(2, 4)[:, 1:].sum()
+    x.storage[...] = jnp.ones(8)  # a write outside: the compiled read sees it
+    assert float(total()) == 6.0
+
+
 N = 2**20
 
 

@@ -272,6 +272,18 @@ def clear_compiled() -> None:
     _COMPILED.clear()
 
 
+def tracing() -> bool:
+    """Whether a JAX trace is active (a ``jit``, a loop body, a transform being traced), also
+    where no argument is a tracer: a concrete ``jax.Ref`` that the traced function closes over
+    must be read and written by the staged program, at every run, not once while it traces."""
+    try:
+        from jax._src import core as jax_core
+
+        return not jax_core.trace_ctx.is_top_level()
+    except (ImportError, AttributeError):  # a JAX without the trace context: a probe value
+        return isinstance(lax.iota(np.int32, 1), jax.core.Tracer)
+
+
 def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tuple[Any, ...] = (), *,
            reads_old: bool = True, method: str = "auto") -> None:
     """``ref[layout] = fn(old, *operands)`` in place, ``old`` the view's current values
@@ -301,7 +313,7 @@ def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tup
     n = ref.shape[-1]
     if layout.is_empty:
         return
-    traced = (is_traced(ref) or is_traced(layout.offset)
+    traced = (is_traced(ref) or is_traced(layout.offset) or tracing()
               or any(is_traced(x) for x in jax.tree_util.tree_leaves(operands)))
     if traced:
         _update_traced(ref, layout, fn, reads_old, operands, method)
@@ -329,7 +341,7 @@ def read(ref: Any, layout: Layout) -> jax.Array:
 
     Semantics: ``torch.as_strided(ref, ...).contiguous()``."""
     n = ref.shape[-1]
-    if is_traced(ref) or is_traced(layout.offset):
+    if is_traced(ref) or is_traced(layout.offset) or tracing():
         return read_value(ref[...], layout)
     if layout.is_empty:
         return jnp.zeros(layout.shape, ref.dtype)
