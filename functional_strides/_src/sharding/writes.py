@@ -4,7 +4,13 @@
 The parts of the view along its dim 0 are written where they lie: each device writes its
 part into ``[left halo, block, right halo]`` (slots the part leaves alone hold the mode's
 identity, :func:`functional_strides._src.lowering.modes.identity`) and sends the halos'
-updates back to their owners, which combine them in row-major order of the view. A write
+updates back to their owners, which combine them in row-major order of the view. An add or
+multiply of inexact values through a view whose elements share slots must reach each slot
+one contribution at a time, in the view's row-major order, from the stored value on (as one
+device does): the halos' stored values are fetched first, each device writes its part onto
+its right halo's stored values and sends them on, writes its part again onto its block (its
+start as the left neighbour left it), and adds its part onto its left neighbour's finished
+block end, which it sends back (:func:`_ordered_body`). A write
 through a permute of the whole storage is the read of ``src`` through the inverse permute
 (:mod:`.reads`), combined with the storage where both lie. Anything else is the
 single-device write, partitioned by XLA (under ``jax.sharding.auto_axes`` on an explicit mesh).
@@ -31,7 +37,8 @@ from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
 from ..native import copy_kernel as _copy_kernel
 from .plans import Partition, ShardedRead, partition, write_plan
-from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, check_bounds
+from .reads import (_clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, _window,
+                    check_bounds)
 
 __all__ = ["write", "write_program"]
 
@@ -98,6 +105,58 @@ def _write_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows
     return body
 
 
+
+def _ordered(layout: Layout, plan: ShardedRead, mode: str, dtype: Any) -> bool:
+    """Whether the write must reach each slot one contribution at a time across devices: an
+    add or multiply of inexact values (not associative) through a view whose elements share
+    slots, with parts that reach into their neighbours' blocks."""
+    kind = storage_mode(mode, dtype)
+    return (kind in ("add", "mul") and jnp.issubdtype(dtype, jnp.inexact)
+            and bool(max(plan.left) or max(plan.right)) and layout.has_internal_overlap())
+
+
+def _ordered_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows: int,
+                  offset: Any = None):
+    """The halo write of :func:`_ordered`: every slot gets its contributions in the view's
+    row-major order, from its stored value on, as on one device. Parts are rows of the view in
+    device order, so a slot at the start of device ``d``'s block gets device ``d - 1``'s
+    contributions first (its right halo), then ``d``'s, then ``d + 1``'s (its left halo). Each
+    slot's result depends only on its own start value and contributions, so a write over a
+    buffer is right on the slots whose start values were right, whatever the others hold."""
+    left, right, block, devices = max(plan.left), max(plan.right), plan.block, part.devices
+
+    def body(local: jax.Array, src: jax.Array, *traced: jax.Array) -> jax.Array:
+        lay = _part_layout(plan, part, traced[0] if traced else offset)
+        kind = storage_mode(mode, local.dtype)
+        src = jnp.broadcast_to(src, lay.shape)
+        if plan.padded:  # the padding rows combine to no change (an exact identity: see _write_traced)
+            src = jnp.where(_valid_rows(plan, part, rows), src, identity(kind, local.dtype))
+
+        def put(buf: jax.Array) -> jax.Array:
+            return _write(buf, lay, src, mode=mode, overlap="last", op=mode, method=method)
+
+        ext = _window(local, plan, part)  # the halos' stored values
+        if right:  # my contributions onto my right neighbour's block start, handed to it
+            moves = [(d, d + 1, plan.right[d]) for d in range(devices - 1)]
+            first = put(ext)
+            got = _transfer(lambda k: first[left + block:left + block + k], moves, right, part,
+                            at_end=False, like=first)
+            start = jnp.where(_received(moves, right, part, at_end=False), got, ext[left:left + right])
+            ext = ext.at[left:left + right].set(start)
+        out = put(ext)[left:left + block]
+        if left:  # my contributions onto my left neighbour's finished block end, handed back
+            moves = [(d - 1, d, plan.left[d]) for d in range(1, devices)]
+            end = _transfer(lambda k: out[block - k:], moves, left, part, at_end=True, like=out)
+            last = put(ext.at[:left].set(end))
+            back = [(d, d - 1, plan.left[d]) for d in range(1, devices)]
+            got = _transfer(lambda k: last[left - k:left], back, left, part, at_end=True, like=last)
+            received = _received(back, left, part, at_end=True)
+            out = out.at[block - left:].set(jnp.where(received, got, out[block - left:]))
+        return out
+
+    return body
+
+
 def _broadcasts(src: Any, shape: tuple[int, ...]) -> bool:
     try:
         np.broadcast_shapes(np.shape(src), shape)
@@ -154,6 +213,13 @@ def _write_traced(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRea
                             method=method)
     if isinstance(plan.detail, tuple):
         return _inverse_write(storage, layout, src, plan, part, mode)
+    ordered = _ordered(layout, plan, mode, storage.dtype)
+    if ordered and plan.padded and not has_exact_identity(storage_mode(mode, storage.dtype), storage.dtype):
+        # padding rows that share slots with the view's own, and no value that leaves a slot
+        # alone (a complex product): the partitioner's single-device write keeps the order
+        return _partitioned(storage, layout, src, plan, part, mode=mode, overlap=overlap, op=op,
+                            method=method)
+    make_body = _ordered_body if ordered else _write_body
     blocks = P(part.axis)
     if not part.explicit:
         storage = lax.with_sharding_constraint(storage, NamedSharding(part.mesh, blocks))
@@ -169,10 +235,10 @@ def _write_traced(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRea
     offset = _clamped_offset(layout, storage.shape[0])
     args, specs = (storage, src), (blocks, spec)
     if is_traced(offset):
-        body = _write_body(plan, part, mode, method, layout.shape[0])
+        body = make_body(plan, part, mode, method, layout.shape[0])
         args, specs = (*args, offset), (*specs, P())
     else:
-        body = _write_body(plan, part, mode, method, layout.shape[0], offset)
+        body = make_body(plan, part, mode, method, layout.shape[0], offset)
     return jax.shard_map(body, mesh=part.mesh, in_specs=specs, out_specs=blocks, check_vma=False)(*args)
 
 
