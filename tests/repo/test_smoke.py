@@ -93,6 +93,21 @@ def test_views_under_vmap_and_grad():
     assert frames.at[...].add(1.0).storage.tolist() == [1, 1, 2, 2, 2, 2, 2, 2, 1, 1]
 
 
+def test_in_place_writes_through_a_view_of_a_ref():
+    x = fs.from_ref(jax.new_ref(jnp.zeros(12)))
+    x.view(3, 4).t()[1].add_(1.0)
+
+    @jax.jit
+    def step(view):
+        view[0] += 10.0
+
+    step(x.view(3, 4)[:, ::2])
+    want = np.zeros((3, 4))
+    want[:, 1] += 1
+    want[0, ::2] += 10
+    np.testing.assert_array_equal(np.asarray(x.storage[...]).reshape(3, 4), want)
+
+
 def test_export_holds_standard_stablehlo():
     t = Layout((24, 20), (1, 24), 3)
     storage = jnp.linspace(-1.0, 1.0, 500)
@@ -129,6 +144,12 @@ SHARDED = textwrap.dedent("""
     two = plain[:4096].reshape(2, 2048)
     got = np.asarray(f(two))
     np.testing.assert_array_equal(got[1], oracle.materialize(two[1], Layout((40, 32), (1, 40))))
+    # a transpose large enough for the tile loop of XLA's ops, inside jax.shard_map
+    big = np.arange(2 * 256 * 256, dtype=np.float32).reshape(2, -1)
+    tiles = Layout((256, 256), (1, 256))
+    body = lambda s: fs.materialize(s[0], tiles, method="structured")[None]
+    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+    np.testing.assert_array_equal(np.asarray(f(big))[1], big[1].reshape(256, 256).T)
     print("OK")
 """)
 

@@ -170,9 +170,9 @@ def _tiles(read: Callable[[], jax.Array], plan: TiledPlan,
     out = jnp.empty(extents, x.dtype)
     # Inside jax.shard_map the tiles vary over the manual mesh axes the input varies over, and a
     # loop's carry must keep its type: the fresh output is made to vary over them too.
-    varying = tuple(sorted(jax.typeof(x).mat.varying - jax.typeof(out).mat.varying, key=str))
+    varying = tuple(sorted(_varying(x) - _varying(out), key=str))
     if varying:
-        out = lax.pcast(out, varying, to="varying")
+        out = lax.pcast(out, varying, to="varying") if hasattr(lax, "pcast") else lax.pvary(out, varying)
     if p_main < plan.p:  # the last rows of the input: the last columns of the output
         edge = turned(x[:, p_main:, :])
         out = lax.dynamic_update_slice(out, edge, at((0, 0, p_main), edge))
@@ -180,6 +180,14 @@ def _tiles(read: Callable[[], jax.Array], plan: TiledPlan,
         edge = turned(x[:, :p_main, q_main:])
         out = lax.dynamic_update_slice(out, edge, at((0, q_main, 0), edge))
     return lax.fori_loop(0, plan.steps, step, out)
+
+
+def _varying(x: jax.Array) -> frozenset:
+    """The manual mesh axes ``x`` varies over inside ``jax.shard_map`` (empty outside): its
+    type's ``mat.varying`` (``vma`` before jax 0.10)."""
+    aval = jax.typeof(x)
+    mat = getattr(aval, "mat", None)
+    return frozenset(mat.varying if mat is not None else getattr(aval, "vma", ()))
 
 
 def transpose(x: jax.Array, perm: tuple[int, ...], rev: tuple[int, ...] = (),
