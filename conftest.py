@@ -13,6 +13,10 @@ from functional_strides import views
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
+# the built documentation site copies every page's source (docs/_build/html/_sources/*.md):
+# the pages are tested where they are written, once
+collect_ignore_glob = ["docs/_build/*", "docs/_generated/*", "docs/_autosummary/*"]
+
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

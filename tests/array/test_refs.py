@@ -797,5 +797,5 @@ def test_kv_cache_decode_loop():
     np.testing.assert_array_equal(_storage(cache).reshape(expected.shape), expected)
     np.testing.assert_allclose(float(total), float(np.asarray(ks).sum()), rtol=1e-5)
     m = jax.jit(decode).lower(cache, ks).compile().memory_analysis()
-    assert m.alias_size_in_bytes == 4 * ref.size
+    assert m.alias_size_in_bytes == 4 * ref.shape[0]
     assert m.temp_size_in_bytes <= _bound(layers * heads * dim) + ks.size * 4

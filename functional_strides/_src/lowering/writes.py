@@ -199,9 +199,8 @@ def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: 
 # -- values: user order -> canonical order ---------------------------------------------------
 
 #: Modes whose contributions to one slot round differently in another order: through stride-0
-#: dims they are not combined ahead (every path adds or multiplies them into the stored value one
-#: by one, in the view's row-major order, as the oracle does), so only the element scatter and
-#: the strided write, which take them in that order, apply there.
+#: dims they are not combined ahead but folded into the stored value one by one, in the view's
+#: row-major order, as the oracle does (:func:`_fold_broadcast`).
 ORDERED_MODES = ("add", "mul")
 
 
