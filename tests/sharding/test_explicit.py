@@ -128,7 +128,7 @@ def write(view, mode, src, overlap="error"):
 frames = lambda x: x.unfold(0, 64, 16)                      # 4093 frames: 8 does not divide them
 ones = np.ones((4093, 64), np.float32)
 halo = 7 * 48 * 4                                            # w - h elements per boundary
-assert write(frames, "add", ones) == (["collective-permute"], 2 * halo)      # overlap-add: halos fetched, handed on
+assert write(frames, "add", ones) == (["collective-permute"], 2 * halo)  # overlap-add: fetched, handed on
 assert write(frames, "max", np.float32(-0.0)) == (["collective-permute"], halo)
 assert write(lambda x: frames(x)[:4088], "mul", ones[:4088] * 2)[0] == ["collective-permute"]
 assert write(frames, "set", ones * 2, overlap="last")[0] in ([], ["all-gather"])   # the partitioner

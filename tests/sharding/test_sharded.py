@@ -180,7 +180,8 @@ SCRIPT = textwrap.dedent(
         assert sum(plan.left) + sum(plan.right) == (D - 1) * (w - h), plan  # w - h per boundary
         # an add or multiply through the overlapping frames keeps the view's order: the halos'
         # stored values are fetched, right halos handed on, left ones handed on and back
-        crossings = (2 * sum(plan.right) + 3 * sum(plan.left)) if mode in ("add", "mul") else (D - 1) * (w - h)
+        ordered = mode in ("add", "mul")
+        crossings = 2 * sum(plan.right) + 3 * sum(plan.left) if ordered else (D - 1) * (w - h)
         assert sum(k.moved for k in found) == crossings * 4, (mode, found, plan)
         window = (block + max(plan.left) + max(plan.right)) * 4
         m = c.memory_analysis()       # its block and share of src, the window and its updates

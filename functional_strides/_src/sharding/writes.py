@@ -37,8 +37,7 @@ from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
 from ..native import copy_kernel as _copy_kernel
 from .plans import Partition, ShardedRead, partition, write_plan
-from .reads import (_clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, _window,
-                    check_bounds)
+from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, _window, check_bounds
 
 __all__ = ["write", "write_program"]
 
