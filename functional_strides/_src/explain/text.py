@@ -204,6 +204,12 @@ def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
 
 
 def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, list[str]]:
+    folded = _scatter._folded_layout(layout, mode)
+    if folded is not None:  # the contributions through stride-0 dims folded in, the rest set
+        path, why = _write_reason(folded, n, "set")
+        fold = (f"The stride-0 dims' contributions are folded into the stored values one by one "
+                f"(mode {mode!r}, row-major order), then the view {folded} is set.")
+        return path, [fold, *why]
     path = _scatter.write_plan(layout, n, mode=mode)
     if path != "strided_copy":
         return path, _xla_write_reason(layout, n, mode, path)
@@ -301,7 +307,7 @@ def _plans(subject: _Subject) -> list[str]:
                "dynamic_update_slice.")
     out.append("  Any other view uses one program compiled once per shape (strides and offset passed as "
                "arrays).")
-    out.append(_native_line())
+    out += _native_lines()
     return out
 
 
@@ -314,7 +320,7 @@ def _plan_lines(name: str, path: str, sentences: list[str]) -> list[str]:
     return [f"{name}: {path}: {first}", *(f"  {t}" for t in rest)]
 
 
-def _native_line() -> str:
+def _native_lines() -> list[str]:
     """Which compiled parts the plans above may take (``fs.config``), and why one is not."""
     if _copy_kernel.enabled():
         copy = "the strided copy and write on (fs.config.native_copy)"
@@ -325,8 +331,8 @@ def _native_line() -> str:
     search = ("in C" if _dfs.compiled() is not None else
               "in Python (fs.config.native_overlap is False)" if not _config.native_overlap else
               "in Python (the C search is not built)")
-    return (f"compiled parts: {copy}; the overlap search {search}. A function already jitted keeps "
-            "the path it was traced with.")
+    return [f"compiled parts: {copy}; the overlap search {search}.",
+            "  A function already jitted keeps the path it was traced with."]
 
 
 # -- the storage grid -----------------------------------------------------------------------------
