@@ -743,6 +743,21 @@ def test_grad_jvp_and_vmap_through_a_ref_created_inside():
     np.testing.assert_allclose(jax.vmap(_program)(xs), jax.vmap(_dense_program)(xs), rtol=1e-6)
 
 
+
+def test_what_jax_refuses_with_refs_is_as_the_docs_say():
+    # docs/inplace.md, "grad and vmap": JAX's own rules, with JAX's errors
+    x = fs.from_ref(jax.new_ref(jnp.zeros(8)))
+    with pytest.raises(ValueError, match="got axis spec None"):  # forward mode of a ref inside
+        jax.jacfwd(_program)(jnp.ones((3, 4)))
+    with pytest.raises((ValueError, TypeError)):  # no derivative with respect to a ref
+        jax.grad(lambda r: jnp.asarray(fs.from_ref(r)).sum())(x.storage)
+    # vmap maps a StridedArray's leaves (the ref and the offset): map the refs, build the view inside
+    with pytest.raises(ValueError, match="rank should be at least 1"):
+        jax.vmap(lambda v: jnp.asarray(v).sum())(x.view(2, 4))
+    rows = jax.new_ref(jnp.arange(8.0).reshape(2, 4))
+    sums = jax.vmap(lambda r: jnp.asarray(fs.from_ref(r)[1::2]).sum())(rows)
+    assert sums.tolist() == [4.0, 12.0]
+
 def test_grad_of_a_write_into_an_outside_ref_names_the_fix():
     x = fs.from_ref(jax.new_ref(jnp.zeros(4)))
 
