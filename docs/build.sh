@@ -6,9 +6,9 @@
 # The pictures are drawn first into docs/_generated (fs.explain and the benchmark results).
 set -euo pipefail
 cd "$(dirname "$0")"
-rm -rf _build/html _generated _autosummary
+rm -rf _build/html _build/doctrees _generated _autosummary
 MPLBACKEND=Agg python make_figures.py _generated
-python -m sphinx -b html -W --keep-going -q . _build/html
+python -m sphinx -b html -W --keep-going -q -d _build/doctrees . _build/html
 # the home page, a guide and an API page in headless Chromium: no console error, no clipped code
 # (skipped with the reason where chromium is missing, unless FUNCTIONAL_STRIDES_REQUIRE_BROWSER=1)
 python _ext/browser_check.py _build/html

@@ -48,6 +48,7 @@ def _examples() -> dict:
         "im2col": fs.from_array(jnp.arange(50.0).reshape(2, 5, 5)).unfold(1, 3, 1).unfold(2, 3, 1),
         "frames": fs.from_array(jnp.arange(16.0)).unfold(0, 8, 4),
         "heads": fs.from_array(jnp.arange(48.0).reshape(2, 3, 8)).view(2, 3, 2, 4).transpose(1, 2),  # 4-D
+        "kv-cache": fs.from_array(jnp.arange(24.0).reshape(2, 4, 3))[:, 1],   # the slots of step t = 1
     }
 
 

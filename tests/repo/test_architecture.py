@@ -163,3 +163,32 @@ def test_the_pure_c_search_includes_only_c_headers():
     for source in (SRC / "core").rglob("*.c"):
         includes = re.findall(r'^#include\s+[<"]([^>"]+)', source.read_text(), re.M)
         assert includes and set(includes) <= PURE_HEADERS, (source.name, includes)
+
+
+# a measured time or ratio in a comment rots with every release; the measurements live in
+# benchmarks/ and its stored results, named from the code by the table that produced them
+_MEASURED = re.compile(r"\b\d+(\.\d+)?(-\d+(\.\d+)?)? ?(ns|us|µs|ms)\b|\b\d+\.\d+(-\d+\.\d+)?x\b")
+
+
+def _comments(path: Path) -> list[tuple[int, str]]:
+    """The comment lines of a Python, C or C++ source (Python: ``#`` comments; C and C++: ``//``
+    and ``/* */``), with their line numbers."""
+    text = path.read_text()
+    if path.suffix == ".py":
+        import io
+        import tokenize
+
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return [(t.start[0], t.string) for t in tokens if t.type == tokenize.COMMENT]
+    found = [(text.count("\n", 0, m.start()) + 1, m.group(0))
+             for m in re.finditer(r"//[^\n]*|/\*.*?\*/", text, re.S)]
+    return [(n + k, line) for n, block in found for k, line in enumerate(block.split("\n"))]
+
+
+def test_no_measured_timings_in_source_comments():
+    sources = [p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".c", ".cc", ".h")
+               and "examples" not in p.parts]
+    assert len(sources) > 40
+    bad = [f"{p.relative_to(PACKAGE)}:{n}: {c.strip()}" for p in sources for n, c in _comments(p)
+           if _MEASURED.search(c)]
+    assert not bad, "\n".join(bad)

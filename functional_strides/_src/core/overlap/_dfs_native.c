@@ -1,11 +1,12 @@
-/* The bounded depth-first search of functional_strides/_dfs.py, and the fast paths of
- * functional_strides/_overlap.py around it, as a CPython extension module.
+/* The bounded depth-first search of dfs.py beside this file, and the fast paths of overlap.py
+ * around it, as a CPython extension module.
  *
  * Same search, same order of candidates, same step count, so the same answers as the Python
- * code (functional_strides._src.core.overlap.dfs.search_python, _overlap._quick_pair_python and
- * _overlap._quick_internal); the tests compare them on random equations and layouts. A step
- * costs 10-70 ns instead of about 0.7 us, and a query is one call that reads the layouts'
- * tuples directly (about 0.1 us of call overhead).
+ * code (functional_strides._src.core.overlap.dfs.search_python, overlap._quick_pair_python and
+ * overlap._quick_internal); the tests compare them on random equations and layouts. It exists
+ * for speed: a step is a few machine instructions instead of an interpreted loop's, and a query
+ * is one call that reads the layouts' tuples directly (benchmarks/bench_overlap.py measures
+ * both against the Python search and NumPy's solver).
  *
  * Arithmetic is in int64. Every entry point checks, in floating point and before any integer
  * product, that coefficients are below COEF_LIMIT and every sum of products below 2**61, and
