@@ -192,3 +192,18 @@ def test_no_measured_timings_in_source_comments():
     bad = [f"{p.relative_to(PACKAGE)}:{n}: {c.strip()}" for p in sources for n, c in _comments(p)
            if _MEASURED.search(c)]
     assert not bad, "\n".join(bad)
+
+
+def test_the_design_note_names_every_file_of_the_tree():
+    # docs/design.md's tree is the map a maintainer reads first: every source file is on it
+    design = (PACKAGE.parent / "docs" / "design.md").read_text()
+    tree = design[design.index("```text\nfunctional_strides/"):]
+    tree = tree[:tree.index("\n```", 8)]
+    names = {p.name for p in SRC.rglob("*") if p.suffix in (".py", ".c", ".cc", ".h", ".md")
+             and p.name != "__init__.py"}
+    assert len(names) > 50
+    missing = sorted(n for n in names if not re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", tree)
+                     and not (n == "README.md" and "README" in tree))
+    assert not missing, f"docs/design.md's tree does not name {missing}"
+    folders = {p.name for p in SRC.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert all(f"{f}/" in tree for f in folders), folders
