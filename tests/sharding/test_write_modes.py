@@ -123,3 +123,35 @@ def test_adds_through_overlapping_views_reach_each_slot_in_the_view_order():
     # 256 + 1 + 1 is 256 one at a time, 258 summed first), eagerly and under jit
     out = run("import ml_dtypes\n" + ORDER_SCRIPT)
     assert out.strip().endswith("OK"), out
+
+
+SUB_BYTE_SCRIPT = """
+N = 256
+mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Explicit,))
+VIEWS = {"local": Layout((16,), (16,), 3), "halo": Layout((31, 16), (8, 1)),
+         "all_to_all": Layout((16, 16), (1, 16)), "padded": Layout((21, 12), (12, 1))}
+seen = set()
+for dtype in (jnp.int4, jnp.uint4):
+    info = jnp.iinfo(dtype)
+    plain = (np.arange(N) % (int(info.max) - int(info.min) + 1) + int(info.min)).astype(dtype)
+    storage = jax.device_put(jnp.asarray(plain), NamedSharding(mesh, P("x")))
+    part = sharded.partition(storage)
+    for name, layout in VIEWS.items():
+        j = np.arange(int(np.prod(layout.shape))).reshape(layout.shape)
+        src = (j % 5 + int(info.min) + 1).astype(dtype)
+        for mode in ("set", "add", "min", "max"):
+            overlap = "last" if layout.has_internal_overlap() else "error"
+            plan = sharded.write_plan(layout, N, part, mode=mode, overlap=overlap, dtype=plain.dtype)
+            seen.add(plan.strategy)
+            got = fs.write(storage, layout, src, mode=mode, overlap=overlap)
+            want = oracle.scatter(plain, layout, src, mode)
+            assert np.array_equal(np.asarray(got).astype(np.int8), want.astype(np.int8)), (dtype, name, mode)
+assert {"local", "halo", "all_to_all"} <= seen, seen
+print("OK")
+"""
+
+
+def test_sub_byte_storages_write_on_every_sharded_path():
+    # int4 and uint4 storages: set, add (wrapping), min and max, against the oracle
+    out = run(SUB_BYTE_SCRIPT, devices=4)
+    assert out.strip().endswith("OK"), out
