@@ -79,6 +79,12 @@ def _native():
     return native
 
 
+#: log2 of the element counts of each table; ``--small`` keeps the smallest of each (a smoke run)
+SIZES = {"split": tuple(range(14, 23, 2)), "pages": tuple(range(20, 25)), "routes": (16, 18, 20, 22, 23, 24),
+         "idle": 22}
+SMALL_SIZES = {"split": (14, 16), "pages": (20,), "routes": (16, 18), "idle": 16}
+
+
 def _layout(kind: str, log2: int) -> tuple[Layout, int]:
     """A view of 2^log2 float32 elements and the storage size it needs."""
     n = 2**log2
@@ -124,7 +130,7 @@ def run_split(repeat: int) -> list[dict[str, Any]]:
     native = _native()
     rows = []
     for kind in ("frames", "transpose"):
-        for log2 in range(14, 23, 2):
+        for log2 in SIZES["split"]:
             layout, size = _layout(kind, log2)
             call = _compiled(layout, size)
             fns = {"alone": _with(native._set_max_parts, 1, call), "split": call}
@@ -172,7 +178,7 @@ def run_idle(calls: int = 100, sleep_s: float = 5e-3) -> dict[str, Any]:
     """Per column: the CPU the process burns while its caller sleeps between calls (threads
     that spin for the next call, work left running after the call returned), as a fraction of
     one CPU, and the CPU of the calls themselves."""
-    layout, size = _layout("transpose", 22)
+    layout, size = _layout("transpose", SIZES["idle"])
     storage = jnp.arange(size, dtype=jnp.float32)
     ours = jax.jit(lambda s: materialize(s, layout, method="strided_copy")).lower(storage).compile()
     xla = jax.jit(lambda s: jnp.transpose(s.reshape(layout.shape[::-1]))).lower(storage).compile()
@@ -199,7 +205,7 @@ def run_pages(repeat: int) -> list[dict[str, Any]]:
     native = _native()
     rows = []
     for kind in ("transpose", "every_other"):
-        for log2 in range(20, 25):
+        for log2 in SIZES["pages"]:
             layout, size = _layout(kind, log2)
             call = _compiled(layout, size)
             fns = {"advised": call, "not advised": _with(native._set_advise_huge_pages, False, call)}
@@ -245,7 +251,7 @@ def run_routes(repeat: int) -> list[dict[str, Any]]:
 
     rows = []
     for kind in ROUTES:
-        for log2 in (16, 18, 20, 22, 23, 24):
+        for log2 in SIZES["routes"]:
             layout, size = _route_layout(kind, log2)
             host = (np.arange(size, dtype=np.int64) % 1021).astype(np.float32)
             storage = jnp.asarray(host)
@@ -296,12 +302,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", choices=tables, default=tables)
     p.add_argument("--repeat", type=int, default=15, help="interleaved rounds per table row")
     p.add_argument("--json", type=Path, default=RESULTS)
+    p.add_argument("--small", action="store_true", help="the smallest sizes of each table (a smoke run)")
     args = p.parse_args(argv)
+    if args.small:
+        SIZES.update(SMALL_SIZES)
     stored = json.loads(args.json.read_text()) if args.json.exists() else {}
     result: dict[str, Any] = dict(stored)
     meta = {"timestamp": datetime.datetime.now().isoformat(timespec="seconds"),
             "command": shlex.join(["python", *sys.argv]), "repeat": args.repeat, "machine": bc.machine(),
-            "cpu_count": os.cpu_count(), "jax": jax.__version__, "numpy": np.__version__,
+            "small": args.small, "cpu_count": os.cpu_count(), "jax": jax.__version__, "numpy": np.__version__,
             "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "load_average_start": os.getloadavg()}
     if "split" in args.only:
         result["split"] = run_split(args.repeat)

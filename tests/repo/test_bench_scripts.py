@@ -1,0 +1,73 @@
+"""Smoke runs of the benchmark scripts that have no test of their own (``--small`` or
+``--quick``): each runs to the end, checks its values where it compares them, and prints or
+stores every row it promises."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _support import copy_kernel as require_copy_kernel
+
+pytestmark = pytest.mark.slow
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _run(script: str, *args: str, timeout: float = 240) -> str:
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=BENCHMARKS.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def _rows(text: str, names: list[str]) -> dict[str, list[float]]:
+    """The numbers printed on the line of each name."""
+    found = {}
+    for name in names:
+        line = next(line for line in text.splitlines() if line.startswith(name))
+        found[name] = [float(v) for v in re.findall(r"\d+\.\d+", line[len(name):])]
+    return found
+
+
+def test_bench_native_small(tmp_path):
+    require_copy_kernel()
+    out = tmp_path / "native.json"
+    _run("bench_native.py", "--small", "--repeat", "2", "--json", str(out))
+    result = json.loads(out.read_text())
+    assert {"split", "idle", "pages", "routes"} <= set(result) and result["runs"]["split"]["small"]
+    for table in ("split", "pages", "routes"):
+        assert result[table], table
+        for row in result[table]:
+            assert all(c["min_s"] > 0 and c["ratio_min"] > 0 for c in row["columns"].values()), row
+    assert {"strided_copy", "xla"} <= set(result["routes"][0]["columns"])
+    for name in ("sleep", "xla transpose", "ours"):
+        assert result["idle"][name]["idle_cpu"] >= 0, result["idle"]
+    assert result["idle"]["threads_after"] == result["idle"]["threads_before"]  # no thread of ours
+
+
+def test_bench_mul_grad_small():
+    text = _run("bench_mul_grad.py", "--small", "--repeat", "1")
+    rows = _rows(text, ["unfold 1024/256", "unfold 64/16", "hankel 32x32"])
+    assert all(len(v) == 4 and min(v) > 0 for v in rows.values()), rows
+
+
+def test_write_choices_fold_quick():
+    text = _run("write_choices.py", "--quick", "--repeats", "1", "--fold")
+    lines = [line for line in text.splitlines() if "unrolled" in line and "scatter" in line]
+    assert len(lines) >= 3, text
+    for line in lines:
+        times = [float(v) for v in re.findall(r"(?:loop|unrolled|scatter)\s+(\d+\.\d+)", line)]
+        assert len(times) == 3 and min(times) > 0, line
+
+
+def test_lowering_choices_far_quick():
+    require_copy_kernel()
+    text = _run("lowering_choices.py", "--quick", "--repeats", "1", "--only", "far")
+    rows = [line for line in text.splitlines() if re.match(r"\s*\(\d+,\):\(\d+,\)\+0\s", line)]
+    assert len(rows) >= 3, text
+    assert all(len(re.findall(r"\d+\.\d+", row)) == 4 for row in rows), rows
