@@ -1,5 +1,9 @@
 """Benchmark suite for ``StridedArray.contiguous()``: side by side with the alternatives.
 
+Every column runs through public names; the *kernel* column alone reads the time spent inside
+the strided copy's handler (``handler_time`` of ``functional_strides._src.native.copy_kernel``,
+which no public name exposes).
+
 For each case a float32 storage is built, a view is taken through the library's API
 (``permute``, ``t``, ``[::2, ::2]``, ``expand``, ``unfold``, ``diagonal``, ``as_strided``,
 ``flip``),

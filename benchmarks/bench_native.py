@@ -1,6 +1,10 @@
 """The strided copy as a guest in the process: its split over XLA's pool, its idle cost, its
 pages, and the reads its pages win.
 
+A study of the compiled kernel's internals: it imports the FFI binding from
+``functional_strides._src.native`` (its switches for the split and the pages, its statistics),
+which no public name exposes.
+
 Three tables, each measured side by side in one process (columns interleaved round by round,
 ``bench_contiguous.time_columns``; ratios of the minima, which other work on a shared machine
 only ever raises, and of the medians):

@@ -1,5 +1,9 @@
 """Exact overlap of two layouts: ``fs.overlaps`` against ``np.shares_memory(a, b, max_work=None)``.
 
+A study of the search itself: besides the public queries it imports the overlap module from
+``functional_strides._src.core.overlap``, to empty the one cache of self-overlap answers
+between timed queries and to name which search (C or Python) ran.
+
 Usage:
     python benchmarks/bench_overlap.py [--small] [--repeat N] [--json PATH] [--seed S]
     python benchmarks/bench_overlap.py --adversarial [--seconds T] [--max-work N] [--json PATH]

@@ -1,5 +1,9 @@
 """Functional writes through views vs jnp's ``.at[]`` and PyTorch's in-place writes.
 
+Every column runs through public names; the *kernel* column alone reads the time spent inside
+the strided write's handler (``handler_time`` of ``functional_strides._src.native.copy_kernel``,
+which no public name exposes).
+
 For each case, times in one run, side by side:
 
 * ours: ``StridedArray(storage, layout).at[...].set(src)`` / ``.at[...].add(src)`` under ``jax.jit``;

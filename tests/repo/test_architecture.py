@@ -207,3 +207,15 @@ def test_the_design_note_names_every_file_of_the_tree():
     assert not missing, f"docs/design.md's tree does not name {missing}"
     folders = {p.name for p in SRC.iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert all(f"{f}/" in tree for f in folders), folders
+
+
+def test_benchmarks_import_private_modules_only_where_they_say_so():
+    # benchmarks time what a user runs (public names); a study of internal pieces says so at its top
+    for path in sorted((PACKAGE.parent / "benchmarks").glob("*.py")):
+        text = path.read_text()
+        imports = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        private = [n for n in imports if "._src" in (getattr(n, "module", None) or "")
+                   or any("._src" in a.name for a in n.names)]
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if private:
+            assert "functional_strides._src" in "\n\n".join(doc.split("\n\n")[:3]), path.name
