@@ -1,8 +1,9 @@
 """KV-cache decode loop: in-place writes through a view of a ``jax.Ref`` against the functional spellings.
 
-Every timed column runs through public names; the ``ref_eager`` column compiles the library's eager
-ref write (``functional_strides._src.lowering.refs``) ahead of time, and the record names the
-write plan and whether the strided write was built (``functional_strides._src.native``).
+The columns run the library through public names but ``ref_eager``, which compiles the
+library's eager ref write (``functional_strides._src.lowering.refs``) ahead of time, as an eager
+call would; the record names the write plan and whether the strided write was built
+(``functional_strides._src.native``).
 
 A cache ``[layers, heads, positions, dim]`` takes one key vector per layer and head at each
 decode step ``t``, inside ``lax.fori_loop`` over ``--steps`` steps. Columns, compiled ahead
