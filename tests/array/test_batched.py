@@ -123,6 +123,7 @@ SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_sharded_batch_stays_local_on_8_devices():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env,

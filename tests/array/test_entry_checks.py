@@ -97,6 +97,7 @@ OVERFLOW = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_views_whose_bytes_overflow_int64_are_refused_before_lowering():
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))

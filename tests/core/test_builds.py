@@ -66,6 +66,7 @@ print(copy_kernel.native is None, dfs.compiled() is None, fs.read_plan(fs.Layout
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("edited", "checkout", "loaded"), [
     (None, True, "False False strided_copy"),
     ("_src/native/parallel.h", True, "True False structured"),

@@ -211,6 +211,7 @@ def test_values_beyond_int64_are_exact(mode, monkeypatch):
     overlap._internal_witness.cache_clear()
 
 
+@pytest.mark.slow
 def test_the_compiled_search_can_be_switched_off():
     """``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` at import: every query runs in Python, same answers."""
     code = ("from functional_strides import Layout, overlaps, has_internal_overlap\n"

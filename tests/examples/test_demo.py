@@ -102,6 +102,7 @@ def test_failing_check_exits_nonzero(monkeypatch, capsys):
     assert "FAILED: conv2d" in out
 
 
+@pytest.mark.slow
 def test_python_dash_m_demo_subprocess():
     proc = subprocess.run([sys.executable, "-m", "functional_strides", "demo"], cwd=REPO,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -126,6 +127,7 @@ def _demo_without(module: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_missing_plotting_library_runs_the_checks_on_synthetic_inputs():
     module = "matplotlib"  # Pillow missing takes the same path (test_missing_plotting_names_...)
     proc = _demo_without(module)
@@ -142,6 +144,7 @@ def test_missing_plotting_library_runs_the_checks_on_synthetic_inputs():
     _assert_fits(proc.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["matplotlib", "PIL"])
 def test_missing_plotting_library_with_out_is_one_line_and_exit_1(tmp_path, module):
     proc = _demo_without(module, "--out", str(tmp_path / "figs"))

@@ -13,6 +13,7 @@ import functional_strides as fs
 from functional_strides import __main__ as cli
 
 
+@pytest.mark.slow
 def test_usage_names_the_program_as_it_was_run():
     assert cli.prog_name("/usr/local/bin/functional-strides") == "functional-strides"
     assert cli.prog_name("/x/functional_strides/__main__.py") == "python -m functional_strides"

@@ -392,6 +392,7 @@ _X64_SCRIPT = textwrap.dedent(f"""
 """)
 
 
+@pytest.mark.slow
 def test_big_storage_with_x64_uses_int64_indices():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     result = subprocess.run([sys.executable, "-c", _X64_SCRIPT], capture_output=True, text=True,

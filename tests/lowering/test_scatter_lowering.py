@@ -458,6 +458,7 @@ SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_every_path_stays_local_on_a_sharded_batch():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env,

@@ -375,6 +375,7 @@ def test_coalesced_keeps_the_row_major_order():
     assert coalesced((3, 4), (-4, -1)) == ((12,), (-1,))
 
 
+@pytest.mark.slow
 def test_the_handler_can_be_switched_off():
     """``FUNCTIONAL_STRIDES_PURE_PYTHON=1`` at import: no handler loaded, XLA reads every view;
     ``fs.config.update("native_copy", True)`` then loads it and the next trace takes it."""
@@ -636,6 +637,7 @@ SHARD_MAP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_handlers_run_inside_shard_map():
     """Inside ``jax.shard_map`` (which checks what varies over which mesh axis) the custom
     call takes operands that vary alike and returns what they vary over, as XLA's ops do."""

@@ -99,6 +99,7 @@ RUN_ELSEWHERE = """
 """
 
 
+@pytest.mark.slow
 def test_exported_reads_and_writes_hold_standard_stablehlo_and_run_without_the_library(tmp_path):
     assert _run(EXPORT, tmp_path).split() == ["exported", "3"]
     assert _run(RUN_ELSEWHERE, tmp_path, library=False).strip() == "ran without functional_strides"
@@ -137,11 +138,13 @@ RUN_PYTREES = """
 """
 
 
+@pytest.mark.slow
 def test_strided_arrays_and_layouts_are_arguments_and_results_of_a_serialized_export(tmp_path):
     assert _run(PYTREES, tmp_path).strip() == "exported"
     assert _run(RUN_PYTREES, tmp_path).strip() == "ok"
 
 
+@pytest.mark.slow
 def test_deserializing_their_treedefs_needs_the_library_imported(tmp_path):
     _run(PYTREES, tmp_path)
     code = """

@@ -110,6 +110,7 @@ MANY_CALLS = """
 """
 
 
+@pytest.mark.slow
 @LINUX_TASKS
 @TWO_CPUS
 def test_many_calls_start_no_thread_and_run_on_xlas_pool():
@@ -157,6 +158,7 @@ IDLE = """
 """
 
 
+@pytest.mark.slow
 @TWO_CPUS
 def test_nothing_runs_between_calls():
     """The CPU the process burns while its caller sleeps after each call (``getrusage``
@@ -184,6 +186,7 @@ SPLIT = """
 """
 
 
+@pytest.mark.slow
 @TWO_CPUS
 @pytest.mark.parametrize(("name", "before", "env", "check"), [
     ("default", "", {}, lambda pool, cap, tasks, calls: pool >= 2 and cap >= 2 and tasks >= calls),
@@ -287,6 +290,7 @@ FORKED = """
 """
 
 
+@pytest.mark.slow
 def test_a_child_forked_after_jax_started_gets_a_fork_error(tmp_path):
     """In a child of ``os.fork()`` from a process whose JAX runtime had started, the entry
     points that would run JAX raise ``ForkError`` naming the start methods that work (JAX's
@@ -317,6 +321,7 @@ FORKED_EARLY = """
 """
 
 
+@pytest.mark.slow
 def test_a_child_forked_before_jax_started_runs_the_library():
     assert _run(FORKED_EARLY, timeout=180)[0] == "child 0"
 
@@ -342,6 +347,7 @@ POOLS = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "want"), [
     ("spawn", "spawn [2563.0, 2573.0, 2583.0]"),
     ("forkserver", "forkserver [2563.0, 2573.0, 2583.0]"),

@@ -29,6 +29,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           timeout=300, env={"PYTHON": sys.executable, "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_gpu_visible(), reason="a GPU is visible: the script would measure it")
 def test_without_a_gpu_it_says_so_and_exits_3(tmp_path):
     out = tmp_path / "r.json"
@@ -38,6 +39,7 @@ def test_without_a_gpu_it_says_so_and_exits_3(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_dry_run_reports_fractions_of_the_copy_bandwidth(tmp_path):
     out = tmp_path / "r.json"
     proc = _run("--dry-run", "--small", "--cases", "transpose", "frame_signal", "--repeat", "2",
@@ -59,6 +61,7 @@ def test_dry_run_reports_fractions_of_the_copy_bandwidth(tmp_path):
             assert frac == pytest.approx(moved / t / result["copy_bandwidth"]["bytes_per_s"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "message"), [
     (("--repeat", "0"), "--repeat must be >= 1 (got 0)"),
     (("--peak-mib", "0"), "--peak-mib must be >= 1 (got 0)"),

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _support import import_torch
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_imports.py"
 
 
+@pytest.mark.slow
 def test_small_run_checks_values_and_prints_every_case():
     import_torch()
     proc = subprocess.run([sys.executable, str(SCRIPT), "--small", "--repeat", "1"], capture_output=True,

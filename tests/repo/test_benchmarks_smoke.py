@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# most tests read what one subprocess run of the script printed and stored; the renderer's go with them
+pytestmark = pytest.mark.slow
+
 SCRIPT = REPO / "benchmarks" / "bench_contiguous.py"
 CASES = ("nchw_to_nhwc", "transpose", "slice_every_other", "expand_row", "frame_signal",
          "attention_heads", "ncdhw_to_ndhwc", "ndhwc_to_ncdhw", "diagonal", "batch_small_views",

@@ -210,6 +210,7 @@ def test_the_built_site_renders_in_a_browser():
     assert concepts.wide_fit and sum(concepts.wide_fit) >= len(concepts.wide_fit) - 1
 
 
+@pytest.mark.slow
 def test_the_build_fails_on_what_reaches_nothing(tmp_path):
     """A small site with the checks of ``conf.py`` builds under ``sphinx -W``, and fails, naming
     each, once a page names ``fs.overlap``, links to a file that does not exist and to a page

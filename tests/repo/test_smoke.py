@@ -154,6 +154,7 @@ SHARDED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_one_storage_across_devices():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", SHARDED], capture_output=True, text=True, env=env,

@@ -32,10 +32,13 @@ _PARITY_TESTS = ["tests/lowering/test_scatter_parity.py",
 
 def _pytest_without_torch(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != REQUIRE_TORCH} | {"COLUMNS": "250"} | env_extra
-    return subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, "-q", "-rs", "-p", "no:cacheprovider",
-                           *_PARITY_TESTS], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    # -n 0: in this interpreter, where torch was made to fail (pytest-xdist's workers import it anew)
+    args = ["-q", "-rs", "-p", "no:cacheprovider", "-n", "0", *_PARITY_TESTS]
+    return subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_missing_torch_skips_with_the_extra_to_install():
     proc = _pytest_without_torch({})
     out = proc.stdout + proc.stderr
@@ -48,6 +51,7 @@ def test_missing_torch_skips_with_the_extra_to_install():
     assert all(reason.endswith(TORCH_MISSING) for _, reason in skips), out
 
 
+@pytest.mark.slow
 def test_missing_torch_fails_when_ci_requires_it():
     proc = _pytest_without_torch({REQUIRE_TORCH: "1"})
     out = proc.stdout + proc.stderr
