@@ -34,8 +34,8 @@ def _pytest_without_torch(env_extra: dict[str, str]) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if k != REQUIRE_TORCH} | {"COLUMNS": "250"} | env_extra
     # -n 0: in this interpreter, where torch was made to fail (pytest-xdist's workers import it anew)
     args = ["-q", "-rs", "-p", "no:cacheprovider", "-n", "0", *_PARITY_TESTS]
-    return subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow
