@@ -421,7 +421,9 @@ def test_writes_match_the_oracle(layout, mode, dtype, slack):
             _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
         return
     got = _write(jnp.asarray(storage), layout, jnp.asarray(values), mode, overlap="last")
-    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, mode))
+    with np.errstate(over="ignore"):  # many contributions to one int8 slot wrap, as in PyTorch
+        want = oracle.scatter(storage, layout, values, mode)
+    np.testing.assert_array_equal(np.asarray(got), want)
 
 
 @pytest.mark.parametrize("mode", ["set", "add"])
