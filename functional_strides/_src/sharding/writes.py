@@ -104,7 +104,6 @@ def _write_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows
     return body
 
 
-
 def _ordered(layout: Layout, plan: ShardedRead, mode: str, dtype: Any) -> bool:
     """Whether the write must reach each slot one contribution at a time across devices: an
     add or multiply of inexact values (not associative) through a view whose elements share
