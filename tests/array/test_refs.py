@@ -630,11 +630,11 @@ def test_writes_in_fori_loop_and_scan():
     np.testing.assert_array_equal(_storage(x).reshape(8, 8), expected)
 
 
-
 def test_a_closed_over_ref_is_read_and_written_at_every_run():
     # a ref the traced function closes over is no tracer: its reads and writes must be staged,
     # not run once while the function traces (and its reads frozen into constants)
     x = fs.from_ref(jax.new_ref(jnp.zeros(8)))
+
     @jax.jit
     def add():
         x[:2].add_(1.0)  # returns the view, as torch's add_ does; a ref is not returned from jit
@@ -741,7 +741,6 @@ def test_grad_jvp_and_vmap_through_a_ref_created_inside():
                                jax.jvp(_dense_program, (x,), (tangent,))[1], rtol=1e-6)
     xs = jnp.stack([x, 2 * x])
     np.testing.assert_allclose(jax.vmap(_program)(xs), jax.vmap(_dense_program)(xs), rtol=1e-6)
-
 
 
 def test_what_jax_refuses_with_refs_is_as_the_docs_say():
