@@ -16,9 +16,8 @@ dims merged, dims sorted by stride), then one of these paths reads it:
 * ``"gather"`` -- one ``gather`` of single elements, indices built in the graph from
   ``lax.broadcasted_iota`` (never baked in as constants).
 * ``"strided_copy"`` -- on CPU, one call of a compiled strided copy (an XLA FFI handler,
-  :mod:`functional_strides._src.native.copy_kernel`) for the permutes XLA's ``transpose`` emitter reads
-  slowly; other platforms, derivatives and ``vmap`` take the XLA path ``"auto"`` picks
-  without it.
+  :mod:`functional_strides._src.native.copy_kernel`); other platforms, derivatives and
+  ``vmap`` take the XLA path ``"auto"`` picks without it.
 
 Each path ends with ``transpose`` to the user's order of dims (a loop over cache-sized
 tiles for large permutes, :mod:`functional_strides._src.lowering.tiled`), ``reshape``,
@@ -113,7 +112,7 @@ COPY_EVERY_OTHER_MAX_ELEMENTS = 2**20
 # maps blocks past its largest reuse threshold, 32 MiB, anew), faulted in page by page; the
 # strided copy advises it to take 2 MiB pages first, XLA's own ops cannot, so from there the
 # copy takes the reads XLA's slices and broadcasts would write; below, where the allocator
-# hands back memory already mapped, they keep XLA's ops (benchmarks/bench_native.py, table
+# hands back memory already mapped, they keep XLA's ops (benchmarks/lowering_choices.py, table
 # "routes").
 #: Any read of this many output elements (32 MiB of float32) but one contiguous run takes the
 #: strided copy: slices, every other element, reversed rows, and broadcasts whose innermost dim
@@ -507,22 +506,13 @@ METHODS = READS.methods
 def read_plan(layout: Layout, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
-    ``"auto"`` takes ``"strided_copy"`` for a permute, overlapping windows, a long run of
-    far-apart elements (a column, a diagonal), a mid-sized read of every other element
-    (``x[::2, ::2]``), or any read of at least ``COPY_FRESH_MIN_ELEMENTS`` output elements but
-    one contiguous run (a fresh output, which only the strided copy gives 2 MiB pages), that
-    the compiled strided copy reads faster (on CPU, where the C++ extension is built and
-    ``fs.config.native_copy`` is on: ``copy_kind``; ``COPY_*`` thresholds), else
-    ``"structured"`` whenever the canonical dims form a strided box (no gather is emitted
-    then), except for a large permute that moves at most
-    ``GATHER_MAX_ROWS`` input rows, ``GATHER_ROWS_APART``-element multiples apart, to the
-    innermost dim (NCDHW->NDHWC), which one ``"gather"`` reads faster; for overlapping
-    windows it takes ``"slices"`` when at most ``SLICES_MAX_PIECES`` slices cover them, else
-    ``"row_gather"`` when the windows hold at least ``ROW_GATHER_MIN_ROW`` elements and lie at
-    least ``ROW_GATHER_MIN_STEP`` apart, else ``"gather"`` (thresholds measured by
-    ``benchmarks/lowering_choices.py``). Where ``"strided_copy"`` is planned, other
-    platforms, derivatives and ``vmap`` take the XLA strategy ``"auto"`` picks without it. Writes
-    are planned by :func:`functional_strides.write_plan`, with the same skeleton.
+    ``"auto"`` follows the read table's rule, stated in code beside the table (named
+    thresholds, each naming the table of ``benchmarks/lowering_choices.py`` that set it) and
+    in words in docs/performance.md ("How reads and writes are lowered"; "Thresholds and
+    their evidence" gives the measurements). ``"strided_copy"`` is planned only on CPU where
+    the C++ extension is built and ``fs.config.native_copy`` is on; other platforms,
+    derivatives and ``vmap`` then take the XLA strategy ``"auto"`` picks without it.
+    Writes are planned by :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
       layout: the layout to read; with a traced offset the path is that of the same layout

@@ -530,17 +530,10 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
     view's slots, in place when the storage is donated; elsewhere, in derivatives and under
     ``vmap``, the XLA path ``"auto"`` picks without it).
 
-    ``"auto"`` takes, in this order (thresholds measured by ``benchmarks/write_choices.py``):
-    ``"block"`` for one contiguous run; ``"strided_copy"`` where it applies, for at least
-    ``COPY_WRITE_MIN_ELEMENTS`` elements that share no storage slot or are overlapping
-    windows of at least ``COPY_WRITE_MIN_WINDOW`` elements (overlap-add); ``"row_scatter"`` for
-    rows spanning at least ``ROW_SCATTER_MIN_ROW`` elements, at least
-    ``ROW_SCATTER_MIN_DENSITY`` of them written,
-    when the values need no transpose; ``"structured"`` for a block of a grid covering at
-    least ``STRUCTURED_MIN_FRACTION`` of a storage of at least ``STRUCTURED_MIN_STORAGE``
-    elements; ``"row_scatter"`` for such rows whatever the order of the values;
-    ``"structured"`` for a block covering at least ``STRUCTURED_SPARSE_MIN_FRACTION`` of a
-    storage of at least ``STRUCTURED_SPARSE_MIN_STORAGE``; else ``"scatter"``.
+    ``"auto"`` follows the write table's rule, stated in code beside the table (named
+    thresholds, each naming the table of ``benchmarks/write_choices.py`` that set it) and in
+    words in docs/performance.md ("How reads and writes are lowered"; "Thresholds and their
+    evidence" gives the measurements).
 
     Args:
       layout: the view written through (strides/offset in elements); with a traced offset
