@@ -1,8 +1,8 @@
 """Benchmark suite for ``StridedArray.contiguous()``: side by side with the alternatives.
 
-Every column runs through public names; the *kernel* column alone reads the time spent inside
-the strided copy's handler (``handler_time`` of ``functional_strides._src.native.copy_kernel``,
-which no public name exposes).
+Every column runs through public names; the *kernel* column is the time JAX's profiler
+(``jax.profiler.trace``) gives the strided copy's custom call in ten calls of ``ours`` traced
+after the timed rounds (their median; ``timing.op_seconds``), where ``ours`` runs it.
 
 For each case a float32 storage is built, a view is taken through the library's API
 (``permute``, ``t``, ``[::2, ::2]``, ``expand``, ``unfold``, ``diagonal``, ``as_strided``,
@@ -57,7 +57,6 @@ import json
 import math
 import os
 import platform
-import resource
 import shlex
 import statistics
 import subprocess
@@ -79,7 +78,6 @@ from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._src.native.copy_kernel import handler_time  # noqa: E402
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,14 +85,19 @@ from bench_report import (  # noqa: E402
     COLUMNS,
     OVERLAP_JSON,
     WRITES_JSON,
+    case_rows,
+    eager_rows,
     evaluate_targets,
+    fault_rows,
     load_results,
-    merge_results,
-    print_report,
+    memory_rows,
     run_stamp,
+    sweep_rows,
+    target_rows,
     write_markdown,
     write_plot,
 )
+from timing import call_n, custom_calls, faults_per_call, op_seconds, time_columns  # noqa: E402
 
 try:
     import torch
@@ -103,13 +106,6 @@ except ImportError:  # the torch column is skipped with a note
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DTYPE = np.float32
-# Per-case time budget (s) for the timed rounds; rounds drop to no fewer than 3 past it.
-ROUND_BUDGET_S = 20.0
-# Fast calls are repeated back to back until a timing sample lasts about this long (s).
-MIN_SAMPLE_S = 2e-3
-# A column whose one call takes longer than this (s) is not settled (``time_columns``'s
-# ``settle_s``): the wind-down of the column before it is then a few percent of its sample.
-SETTLE_MAX_CALL_S = 0.2
 # Untimed calls of a column before each of its samples (s; ``time_columns``'s ``settle_s``,
 # ``--settle-ms``). None by default: settling keeps each column's data in the caches and hands
 # NumPy its last output back already mapped, so each sample follows the other columns' calls
@@ -393,77 +389,6 @@ def _compile_copy(n: int) -> Compiled:
     return comp
 
 
-# -- timing -------------------------------------------------------------------------------
-def _call_n(fn: Callable[[], Any], n: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t0) / n
-
-
-def time_columns(fns: dict[str, Callable[[], Any]], repeat: int, settle_s: float = 0.0,
-                 clock: Callable[[], tuple[int, float] | None] | None = None,
-                 clocked: dict[str, list[float]] | None = None) -> tuple[dict[str, list[float]], int]:
-    """Seconds per call of each column, one sample per interleaved round; and the round count.
-
-    Warm-up: two calls per column (one when a call takes over 0.2 s). A sample is the mean of
-    enough back-to-back calls to last about ``MIN_SAMPLE_S`` (one call for slow columns), which
-    steadies microsecond timings. Each round takes one sample of every column, starting from
-    a rotating column so that none always follows the same one. Rounds are capped by
-    ``ROUND_BUDGET_S`` (never below 3).
-
-    ``settle_s`` > 0: untimed calls of the same column for that long precede each sample
-    (none where one call exceeds ``SETTLE_MAX_CALL_S``), so that a sample times the column
-    in the steady state of its own loop, its data where that loop leaves it in the caches,
-    and not while the threads of the column before it wind down. Without it (the default)
-    each sample follows other columns' calls, which evict its data from the caches.
-
-    ``clock`` (a reading of (calls, seconds), such as the strided copy's ``handler_time``),
-    with ``clocked``: read before and after each sample, no read inside its calls; where the
-    calls of a sample ran it, the seconds per call it counted are appended to
-    ``clocked[column]``."""
-    inner, settle, per_round = {}, {}, 0.0
-    for name, fn in fns.items():
-        t = _call_n(fn, 1)
-        if t < 0.2:
-            t = _call_n(fn, 1)
-        inner[name] = max(1, min(1000, math.ceil(MIN_SAMPLE_S / max(t, 1e-7))))
-        settle[name] = 0 < settle_s and t <= SETTLE_MAX_CALL_S
-        per_round += t * inner[name] + (max(t, settle_s) if settle[name] else 0.0)
-    rounds = max(min(repeat, 3), min(repeat, int(ROUND_BUDGET_S / max(per_round, 1e-9))))
-    names = list(fns)
-    samples: dict[str, list[float]] = {n: [] for n in names}
-    for r in range(rounds):
-        for k in range(len(names)):
-            name = names[(r + k) % len(names)]
-            if settle[name]:
-                _settle(fns[name], settle_s)
-            before = clock() if clock is not None else None
-            samples[name].append(_call_n(fns[name], inner[name]))
-            after = clock() if before is not None else None
-            if after is not None and after[0] > before[0] and clocked is not None:
-                clocked.setdefault(name, []).append((after[1] - before[1]) / (after[0] - before[0]))
-    return samples, rounds
-
-
-def _settle(fn: Callable[[], Any], seconds: float) -> None:
-    """Calls ``fn``, untimed, until ``seconds`` have passed (at least once)."""
-    t0 = time.perf_counter()
-    while True:
-        fn()
-        if time.perf_counter() - t0 >= seconds:
-            return
-
-
-def faults_per_call(fn: Callable[[], Any], calls: int = 3) -> float:
-    """Minor page faults per call of ``fn`` (``getrusage``; the result is dropped after each
-    call, so a fresh output buffer is mapped, and faulted in, every time)."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(calls):
-        fn()
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
-
-
 def _ratios(times: dict[str, float | None]) -> dict[str, float | None]:
     ours = times["ours"]
     return {c: (ours / t if t else None) for c, t in times.items() if c != "ours"}
@@ -507,8 +432,10 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
     agree = _check(case, checked)
     del checked
     fns = {c: fns[c] for c in COLUMNS if c in fns} | {AGAIN: again.call, FLOOR: floor.call}
-    kernel: dict[str, list[float]] = {}
-    samples, rounds = time_columns(fns, repeat, settle_s=SETTLE_S, clock=handler_time, clocked=kernel)
+    samples, rounds = time_columns(fns, repeat, settle_s=SETTLE_S)
+    # the strided copy's share of ours: its custom call's time in JAX's profiler
+    kernel_ops = custom_calls(comps["ours"].hlo_text, "functional_strides_")
+    kernel = op_seconds(fns["ours"], kernel_ops) if kernel_ops else []
     times = {c: (statistics.median(samples[c]) if c in samples else None) for c in COLUMNS}
     faults = {c: faults_per_call(fns[c]) for c in COLUMNS if c in fns}
     ours = comps["ours"]
@@ -528,7 +455,7 @@ def run_case(case: Case, repeat: int) -> dict[str, Any]:
         "aa_ratio": times["ours"] / statistics.median(samples[AGAIN]),
         "aa_ratio_min": min(samples["ours"]) / min(samples[AGAIN]),
         "floor_s": statistics.median(samples[FLOOR]),
-        "kernel_s": statistics.median(kernel["ours"]) if kernel.get("ours") else None,
+        "kernel_s": statistics.median(kernel) if kernel else None,
         "floor_min_s": min(samples[FLOOR]),
         "rounds": rounds,
         "faults_per_call": faults,
@@ -572,9 +499,11 @@ def run_sweep(max_log2: int, repeat: int) -> dict[str, list[dict[str, Any]]]:
 
 # -- physical limits: bandwidth and the page faults of a fresh output ----------------------
 _PROBE = textwrap.dedent("""
-    import json, resource, statistics, sys, time
+    import json, sys
     import numpy as np, jax, jax.numpy as jnp
     n, rounds = int(sys.argv[1]), int(sys.argv[2])
+    sys.path.insert(0, sys.argv[3])
+    import timing
     src = np.ones(n, np.float32)
     x = jnp.asarray(src)
     copy = jax.jit(jnp.copy).lower(x).compile()
@@ -582,19 +511,11 @@ _PROBE = textwrap.dedent("""
     reused[:] = 0
     fns = {"jnp_copy": lambda: copy(x).block_until_ready(), "np_fresh": lambda: src.copy(),
            "np_reused": lambda: np.copyto(reused, src)}
-    samples = {k: [] for k in fns}
-    for f in fns.values():
-        f()
-    for _ in range(rounds):
-        for k, f in fns.items():
-            t0 = time.perf_counter(); f(); samples[k].append(time.perf_counter() - t0)
+    samples, _ = timing.time_columns(fns, rounds)
     out = {}
     for k, f in fns.items():
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for _ in range(3):
-            f()
-        out[k + "_faults"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 3
-        out[k + "_ms"] = statistics.median(samples[k]) * 1e3
+        out[k + "_faults"] = timing.faults_per_call(f)
+        out[k + "_ms"] = timing.medians(samples)[k] * 1e3
         out[k + "_gbs"] = 2 * 4 * n / (out[k + "_ms"] * 1e-3) / 1e9  # read + write
     print(json.dumps(out))
 """)
@@ -614,7 +535,8 @@ def run_memory(elements: int, rounds: int) -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
         if tunables:
             env["GLIBC_TUNABLES"] = tunables
-        done = subprocess.run([sys.executable, "-c", _PROBE, str(elements), str(rounds)], env=env,
+        done = subprocess.run([sys.executable, "-c", _PROBE, str(elements), str(rounds),
+                               str(Path(__file__).resolve().parent)], env=env,
                               capture_output=True, text=True, check=True)
         m = json.loads(done.stdout.strip().splitlines()[-1])
         extra = m["jnp_copy_faults"] - m["np_reused_faults"]
@@ -639,13 +561,6 @@ def _eager_ops() -> dict[str, tuple[Callable[[Any], Any], str]]:
     }
 
 
-def _per_call(op: Callable[[Any], Any], x: Any, calls: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        op(x)
-    return (time.perf_counter() - t0) / calls
-
-
 def run_eager(calls: int) -> dict[str, dict[str, Any]]:
     """Seconds per view op on an (8, 16, 32) ``StridedArray`` and on a torch tensor.
 
@@ -660,15 +575,77 @@ def run_eager(calls: int) -> dict[str, dict[str, Any]]:
             op(torch_x)
         ours_t, torch_t = [], []
         for _ in range(5):
-            ours_t.append(_per_call(op, ours_x, max(calls // 5, 1)))
+            ours_t.append(call_n(lambda op=op: op(ours_x), max(calls // 5, 1)))
             if torch_x is not None:
-                torch_t.append(_per_call(op, torch_x, max(calls // 5, 1)))
+                torch_t.append(call_n(lambda op=op: op(torch_x), max(calls // 5, 1)))
         ours_s = statistics.median(ours_t)
         torch_s = statistics.median(torch_t) if torch_t else None
         out[name] = {"code": code, "calls": calls, "ours_s": ours_s, "torch_s": torch_s,
                      "ratio": ours_s / torch_s if torch_s else None,
                      "ratio_min": min(ours_t) / min(torch_t) if torch_t else None}
     return out
+
+
+# -- the stored results and the console ---------------------------------------------------
+def _merge_section(old: dict[str, Any], new: dict[str, Any], order: Sequence[str]) -> dict[str, Any]:
+    return {n: new[n] if n in new else old[n] for n in order if n in new or n in old}
+
+
+def merge_results(stored: dict[str, Any] | None, new: dict[str, Any], case_order: Sequence[str],
+                  eager_order: Sequence[str]) -> dict[str, Any]:
+    """``new`` folded into ``stored``: each case, eager op and sweep layout that ``new``
+    measured replaces the stored record of that name; the others are kept as stored (records
+    of names no longer in ``case_order``/``eager_order`` are dropped). Every record keeps its
+    own ``run`` metadata (records stored without one get the stored file's ``meta``). The
+    targets are re-evaluated on the merged records. Results of another size (``--small``
+    against full) are never mixed: ``new`` then replaces ``stored`` whole."""
+    if stored is None or stored.get("meta", {}).get("small") != new["meta"].get("small"):
+        return {**new, "targets": evaluate_targets(new)}
+    old_stamp = run_stamp(stored["meta"])
+    for section in ("cases", "eager"):
+        for rec in stored.get(section, {}).values():
+            rec.setdefault("run", old_stamp)
+    for points in stored.get("sweep", {}).values():
+        for rec in points:
+            rec.setdefault("run", old_stamp)
+    merged: dict[str, Any] = {"meta": dict(new["meta"]),
+                              "cases": _merge_section(stored.get("cases", {}), new["cases"], case_order)}
+    eager = _merge_section(stored.get("eager", {}), new.get("eager", {}), eager_order)
+    if eager:
+        merged["eager"] = eager
+    sweep = stored.get("sweep", {}) | new.get("sweep", {})
+    if sweep:
+        merged["sweep"] = sweep
+        if "sweep" not in new and stored["meta"].get("plot"):
+            merged["meta"]["plot"] = stored["meta"]["plot"]
+    memory = new.get("memory") or stored.get("memory")
+    if memory:
+        merged["memory"] = memory
+    merged["targets"] = evaluate_targets(merged)
+    return merged
+
+
+def format_text(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def print_report(result: dict[str, Any]) -> None:
+    """Every table of ``result`` as plain text on stdout."""
+    if result["cases"]:
+        print("\n" + format_text(*case_rows(result["cases"])))
+    if result.get("eager"):
+        print("\n" + format_text(*eager_rows(result["eager"])))
+    if result.get("sweep"):
+        print("\n" + format_text(*sweep_rows(result["sweep"])))
+    if any(rec.get("faults_per_call") for rec in result["cases"].values()):
+        print("\n" + format_text(*fault_rows(result["cases"])))
+    if result.get("memory"):
+        print("\n" + format_text(*memory_rows(result["memory"])))
+    print("\n" + format_text(*target_rows(evaluate_targets(result))))
+    if result["meta"]["torch_note"]:
+        print(result["meta"]["torch_note"])
 
 
 # -- main ---------------------------------------------------------------------------------

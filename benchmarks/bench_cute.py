@@ -1,10 +1,11 @@
 """CuTe layout algebra: ``functional_strides.cute`` vs CUTLASS's ``pycute`` on the same inputs.
 
 For each case (composition, complement, logical/zipped divide, logical product on layouts a
-kernel author writes), times one call of ours and of pycute in the same run, side by side,
-and prints ``ours/pycute``. Results are checked equal first (every case here is one where
-pycute is right). pycute ships in the ``nvidia-cutlass`` wheel; without it the pycute
-columns are skipped with a note. Machines are noisy: read the ratios, not the times.
+kernel author writes), times calls of ours and of pycute in the same interleaved rounds
+(``timing.time_columns``, medians) and prints ``ours/pycute``. Results are checked equal
+first (every case here is one where pycute is right). pycute ships in the
+``nvidia-cutlass`` wheel; without it the pycute columns are skipped with a note. Machines
+are noisy: read the ratios, not the times.
 
     python benchmarks/bench_cute.py [--small] [--repeat N] [--json PATH]
 """
@@ -15,10 +16,14 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
-from functional_strides import cute
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import timing  # noqa: E402
+
+from functional_strides import cute  # noqa: E402
 
 try:
     import pycute
@@ -58,17 +63,6 @@ def _build(lib, arg):
     return arg
 
 
-def _time(fn, repeat: int, number: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
-
-
 def _same(a, b) -> bool:
     return str(a.shape) == str(b.shape) and str(a.stride) == str(b.stride)
 
@@ -80,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    number = 20 if args.small else 2000
+    repeat = min(args.repeat, 3) if args.small else args.repeat
     rows = []
     if pycute is None:
         print("note: pycute is not installed (pip install nvidia-cutlass); its columns are skipped.")
@@ -88,15 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     for name, op, op_args, _ in cases():
         ours_args = [_build(cute, a) for a in op_args]
         mine = getattr(cute, op)(*ours_args)
-        row = {"case": name, "op": op, "result": str(mine),
-               "ours_s": _time(lambda o=op, a=ours_args: getattr(cute, o)(*a), args.repeat, number)}
+        cols = {"ours": lambda o=op, a=ours_args: getattr(cute, o)(*a)}
         if pycute is not None:
             their_args = [_build(pycute, a) for a in op_args]
             theirs = getattr(pycute, op)(*their_args)
             if not _same(mine, theirs):
                 print(f"FAIL {name}: ours {mine} != pycute {theirs}")
                 return 1
-            row["pycute_s"] = _time(lambda o=op, a=their_args: getattr(pycute, o)(*a), args.repeat, number)
+            cols["pycute"] = lambda o=op, a=their_args: getattr(pycute, o)(*a)
+        times = timing.medians(timing.time_columns(cols, repeat)[0])
+        row = {"case": name, "op": op, "result": str(mine), "ours_s": times["ours"]}
+        if pycute is not None:
+            row["pycute_s"] = times["pycute"]
             row["ratio"] = row["ours_s"] / row["pycute_s"]
             print(f"{name:<58} {row['ours_s'] * 1e6:9.1f} {row['pycute_s'] * 1e6:10.1f} {row['ratio']:12.2f}")
         else:

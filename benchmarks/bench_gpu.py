@@ -1,7 +1,7 @@
 """``contiguous()`` on a GPU: the cases of ``bench_contiguous.py`` against the device's copy bandwidth.
 
 For each case, on the first GPU JAX sees, these columns are timed side by side
-(interleaved rounds, medians, ``bench_contiguous.time_columns``): ``ours`` (the library's
+(interleaved rounds, medians, ``timing.time_columns``): ``ours`` (the library's
 lowering under ``jit``), ``gather`` (the naive iota gather), ``native`` (the XLA op on the
 dense input, where one exists) and ``copy`` (a plain ``jnp.copy`` of the output's bytes).
 A read of ``B`` output bytes moves at least ``2 B`` bytes (read once, written once), so
@@ -36,7 +36,7 @@ import bench_contiguous as bc  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from bench_report import format_text  # noqa: E402
+import timing  # noqa: E402
 
 #: Exit status when no GPU is visible and ``--dry-run`` was not given.
 NO_GPU = 3
@@ -58,7 +58,7 @@ def peak_copy_bandwidth(device: jax.Device, mib: int, repeat: int) -> dict[str, 
     x = jax.device_put(jnp.zeros(mib * 2**20 // 4, jnp.float32), device)
     copy = jax.jit(jnp.copy).lower(x).compile()
     copy(x).block_until_ready()
-    samples, _ = bc.time_columns({"copy": lambda: copy(x).block_until_ready()}, repeat)
+    samples, _ = timing.time_columns({"copy": lambda: copy(x).block_until_ready()}, repeat)
     best = min(samples["copy"])
     return {"bytes": mib * 2**20, "best_s": best, "bytes_per_s": 2 * mib * 2**20 / best}
 
@@ -73,7 +73,7 @@ def run_case(case: bc.Case, device: jax.Device, repeat: int, peak: float) -> dic
     dense = jax.device_put(jnp.asarray(bc._storage(case.out_elements)), device)
     comps["copy"] = bc._compile(bc._plain_copy, dense)
     agree = bc._check(case, {n: jax.jit(f)(storage) for n, f in fns.items()})
-    samples, rounds = bc.time_columns({n: c.call for n, c in comps.items()}, repeat)
+    samples, rounds = timing.time_columns({n: c.call for n, c in comps.items()}, repeat)
     times = {n: statistics.median(s) for n, s in samples.items()}
     moved = 2 * case.out_elements * np.dtype(bc.DTYPE).itemsize
     return {
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"case {name} ...", flush=True)
         records[name] = run_case(bc.CASE_BUILDERS[name](args.small), device, args.repeat,
                                  peak["bytes_per_s"])
-    print("\n" + format_text(*_rows(records)))
+    print("\n" + bc.format_text(*_rows(records)))
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     result = {"meta": {"device": device.device_kind, "platform": device.platform, "jax": jax.__version__,
                        "dry_run": device.platform == "cpu", "timestamp": stamp,

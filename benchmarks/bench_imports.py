@@ -27,16 +27,16 @@ enforced; only the ratios of one run mean anything on a shared machine.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the timing harness
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
@@ -105,13 +105,9 @@ def run(small: bool, repeat: int) -> int:
             if got.shape != expected.shape or not np.array_equal(got, expected):
                 print(f"{name}/{col}: WRONG VALUES", file=sys.stderr)
                 status = 2
-        times = {col: [] for col in columns}
-        for _ in range(repeat):
-            for col, fn in columns.items():
-                t0 = time.perf_counter()
-                _ready(fn())
-                times[col].append(time.perf_counter() - t0)
-        medians = {col: statistics.median(ts) for col, ts in times.items()}
+        samples, _ = timing.time_columns({col: (lambda fn=fn: _ready(fn())) for col, fn in columns.items()},
+                                         repeat)
+        medians = timing.medians(samples)
         first = next(iter(medians.values()))
         print(f"{name} ({n}x{n} float32)")
         for col, m in medians.items():

@@ -1,14 +1,12 @@
 """KV-cache decode loop: in-place writes through a view of a ``jax.Ref`` against the functional spellings.
 
-The columns run the library through public names but ``ref_eager``, which compiles the
-library's eager ref write (``functional_strides._src.lowering.refs``) ahead of time, as an eager
-call would; the record names the write plan and whether the strided write was built
-(``functional_strides._src.native``).
+Public names only; the record names the write plan (``fs.write_plan`` of a step's view) and
+whether the strided write was built and on (the "compiled parts" line of ``fs.explain``).
 
 A cache ``[layers, heads, positions, dim]`` takes one key vector per layer and head at each
 decode step ``t``, inside ``lax.fori_loop`` over ``--steps`` steps. Columns, compiled ahead
 of time, checked against NumPy, then timed side by side in one run (interleaved rounds,
-``bench_contiguous.time_columns``; medians):
+``timing.time_columns``; medians):
 
 * ``ref``         the cache in one ``jax.Ref`` (``fs.from_ref(ref).view(L, H, P, D)``) and
                   ``cache.select(2, t).copy_(ks[t])`` per step; the jitted program takes the
@@ -25,9 +23,9 @@ Per column: the time per decode step (a call's median time over its steps: 1024 
 so that the fixed cost of a call, larger for a program with a ref argument, which JAX's C++
 dispatch does not serve, weighs little), and from
 ``compiled.memory_analysis()`` the temporary bytes and the peak (arguments + outputs +
-temporaries - aliased bytes) of the program (for ``ref_eager``: of the program one step
-calls). The machine these results come from is shared: read ratios measured in one run, not
-absolute times.
+temporaries - aliased bytes) of the program (for ``ref_eager``: of a jitted step, the view's
+position an argument, as the program an eager step runs takes its offset). The machine these
+results come from is shared: read ratios measured in one run, not absolute times.
 
     python benchmarks/bench_kv_cache.py [--small] [--repeat N] [--steps T] [--json PATH] [--markdown PATH]
 
@@ -58,12 +56,11 @@ import bench_contiguous as bc  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 from jax import lax  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._src.lowering import refs as _refs  # noqa: E402
-from functional_strides._src.native import copy_kernel  # noqa: E402
 
 COLUMNS = ("ref", "functional", "jnp", "ref_eager")
 RESULTS = _HERE / "results" / "bench_kv_cache.json"
@@ -104,6 +101,12 @@ def _programs(shape: tuple[int, int, int, int], steps: int):
             jax.jit(decode_jnp, donate_argnums=0))
 
 
+def _write_step(cache, k, t) -> None:
+    """One decode step's write, the position ``t`` an argument: the program an eager
+    ``copy_`` of a step runs (it takes the view's offset as an argument)."""
+    cache.select(2, t).copy_(k)
+
+
 def measure(name: str, shape: tuple[int, int, int, int], steps: int, repeat: int) -> dict[str, Any]:
     layers, heads, positions, dim = shape
     n = layers * heads * positions * dim
@@ -118,9 +121,7 @@ def measure(name: str, shape: tuple[int, int, int, int], steps: int, repeat: int
                 "functional": fun_fn.lower(jnp.zeros(n), ks).compile(),
                 "jnp": jnp_fn.lower(jnp.zeros(shape), ks).compile()}
     row = cache.select(2, 0)
-    compiled["ref_eager"] = _refs._eager_update.lower(
-        ref, np.int32(0), (ks[0],), shape=row.shape, strides=row.stride(), fn=_set, reads_old=False,
-        method="auto").compile()
+    compiled["ref_eager"] = jax.jit(_write_step).lower(cache, ks[0], np.int32(0)).compile()
     memory = {col: _memory(c) for col, c in compiled.items()}
 
     # -- check every column once, on a zero cache
@@ -150,19 +151,15 @@ def measure(name: str, shape: tuple[int, int, int, int], steps: int, repeat: int
 
     fns = {"ref": lambda: compiled["ref"](cache, ks).block_until_ready(),
            "functional": donated("functional"), "jnp": donated("jnp"), "ref_eager": eager_loop}
-    samples, rounds = bc.time_columns(fns, repeat)
+    samples, rounds = timing.time_columns(fns, repeat)
     columns = {}
     for col in COLUMNS:
         times = samples[col]
         columns[col] = {"step_s": statistics.median(times) / steps, "step_min_s": min(times) / steps,
                         **memory[col]}
     return {"shape": list(shape), "cache_bytes": 4 * n, "steps": steps, "rounds": rounds,
-            "write_plan": _refs.plan(Layout(row.shape, row.stride(), np.asarray(0, np.int32)), n),
+            "write_plan": fs.write_plan(Layout(row.shape, row.stride(), np.asarray(0, np.int32)), n),
             "columns": columns, "agrees_with_numpy": agrees}
-
-
-def _set(old, values):
-    return values
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -209,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"timestamp": started, "command": env + "python benchmarks/bench_kv_cache.py " + shlex.join(argv),
             "small": args.small, "repeat": repeat, "steps": steps, "machine": bc.machine(),
             "cpu_count": os.cpu_count(), "jax": jax.__version__, "numpy": np.__version__,
-            "strided_write": copy_kernel.native is not None,
+            "strided_write": "the strided copy and write on" in str(fs.explain(Layout((1,), (1,)))),
             "load_average_start": load_start, "load_average_end": bc._loadavg()}
     result = {"meta": meta, "cases": results}
     text = markdown(result)

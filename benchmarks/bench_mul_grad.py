@@ -1,11 +1,12 @@
 """Cost of differentiating a multiplying write through an overlapping view.
 
-For each overlapping layout, times in one run, side by side (``jax.jit``, compiled first):
+For each overlapping layout, times in the same interleaved rounds (``timing.time_columns``,
+medians; ``jax.jit``, compiled first):
 
 * ``mul`` and ``add`` forward: ``write(storage, layout, src, mode=...)``;
 * ``mul`` and ``add`` gradient: ``jax.grad`` of the sum of the written storage with respect to
-  the storage and ``src`` (``mul`` through an overlapping view takes the product rule of
-  ``functional_strides._src.lowering.product_scatter``: a sort of the slots and a segmented scan);
+  the storage and ``src`` (``mul`` through an overlapping view takes the product rule
+  described in docs/design.md: a sort of the slots and a segmented scan);
 * torch: ``scatter_reduce(storage, 0, index, src, "prod", include_self=True)`` forward and
   backward on CPU, for the same indices;
 
@@ -18,14 +19,18 @@ noisy: read the ratios, not the absolute times.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from functional_strides import Layout, write
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import timing  # noqa: E402
+
+from functional_strides import Layout, write  # noqa: E402
 
 try:
     import torch
@@ -44,17 +49,9 @@ def cases(small: bool) -> list[tuple[str, Layout, int]]:
     ]
 
 
-def best(fn, repeat: int) -> float:
-    jax.block_until_ready(fn())
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return min(times) if repeat < 3 else statistics.median(times)
-
-
-def torch_grad(storage: np.ndarray, layout: Layout, src: np.ndarray, repeat: int) -> float | None:
+def torch_grad(storage: np.ndarray, layout: Layout, src: np.ndarray):
+    """PyTorch's step: ``scatter_reduce(..., "prod", include_self=True)`` and its backward
+    (``None`` without PyTorch)."""
     if torch is None:
         return None
     index = torch.from_numpy(layout.indices().reshape(-1).astype(np.int64))
@@ -67,17 +64,11 @@ def torch_grad(storage: np.ndarray, layout: Layout, src: np.ndarray, repeat: int
         torch.scatter_reduce(s, 0, index, v, "prod", include_self=True).sum().backward()
         return s.grad
 
-    step()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return min(times) if repeat < 3 else statistics.median(times)
+    return step
 
 
-def time_ours(layout: Layout, storage: np.ndarray, src: np.ndarray, repeat: int) -> dict:
-    """Forward and gradient times of ``write`` for ``"add"`` and ``"mul"``."""
+def ours(layout: Layout, storage: np.ndarray, src: np.ndarray) -> dict:
+    """Forward and gradient steps of ``write`` for ``"add"`` and ``"mul"``, by column name."""
     s, v = jnp.asarray(storage), jnp.asarray(src)
     out = {}
     for mode in ("add", "mul"):
@@ -86,8 +77,8 @@ def time_ours(layout: Layout, storage: np.ndarray, src: np.ndarray, repeat: int)
 
         fwd = jax.jit(lambda s, v, mode=mode: write(s, layout, v, mode=mode))
         grad = jax.jit(jax.grad(loss, (0, 1)))
-        out[mode, "fwd"] = best(lambda f=fwd: f(s, v), repeat)
-        out[mode, "grad"] = best(lambda f=grad: f(s, v), repeat)
+        out[f"{mode} fwd"] = lambda f=fwd: jax.block_until_ready(f(s, v))
+        out[f"{mode} grad"] = lambda f=grad: jax.block_until_ready(f(s, v))
     return out
 
 
@@ -100,11 +91,14 @@ def main(argv: list[str] | None = None) -> None:
     for name, layout, n in cases(args.small):
         storage = np.linspace(0.5, 1.5, n).astype(np.float32)
         src = np.linspace(0.9, 1.1, layout.numel).astype(np.float32).reshape(layout.shape)
-        t = time_ours(layout, storage, src, args.repeat)
-        ref = torch_grad(storage, layout, src, args.repeat)
-        vs_torch = f"{t['mul', 'grad'] / ref:16.2f}" if ref else f"{'(no torch)':>16}"
-        fwd, grad = t["mul", "fwd"] / t["add", "fwd"], t["mul", "grad"] / t["add", "grad"]
-        print(f"{name:26} {fwd:12.2f} {grad:13.1f} {t['mul', 'grad'] * 1e3:12.1f} {vs_torch}")
+        cols = ours(layout, storage, src)
+        if (step := torch_grad(storage, layout, src)) is not None:
+            cols["torch grad"] = step
+        t = timing.medians(timing.time_columns(cols, args.repeat)[0])
+        ref = t.get("torch grad")
+        vs_torch = f"{t['mul grad'] / ref:16.2f}" if ref else f"{'(no torch)':>16}"
+        fwd, grad = t["mul fwd"] / t["add fwd"], t["mul grad"] / t["add grad"]
+        print(f"{name:26} {fwd:12.2f} {grad:13.1f} {t['mul grad'] * 1e3:12.1f} {vs_torch}")
 
 
 if __name__ == "__main__":

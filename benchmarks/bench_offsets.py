@@ -34,6 +34,7 @@ import bench_contiguous as bc  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 
 from functional_strides import Layout, StridedArray  # noqa: E402
 
@@ -60,7 +61,7 @@ def run_case(name: str, small: bool, repeat: int) -> dict:
     fns = {"static": lambda: static(storage).block_until_ready(),
            "traced": lambda: traced(view).block_until_ready(),
            "again": lambda: again(storage).block_until_ready()}
-    samples, _ = bc.time_columns(fns, repeat)
+    samples, _ = timing.time_columns(fns, repeat)
     med = {k: statistics.median(v) for k, v in samples.items()}
     return {
         "case": name, "layout": str(layout), "elements": layout.numel,

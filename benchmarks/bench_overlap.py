@@ -1,8 +1,7 @@
 """Exact overlap of two layouts: ``fs.overlaps`` against ``np.shares_memory(a, b, max_work=None)``.
 
-A study of the search itself: besides the public queries it imports the overlap module from
-``functional_strides._src.core.overlap``, to empty the one cache of self-overlap answers
-between timed queries and to name which search (C or Python) ran.
+Public names only: the header names the search that ran (C or Python) as ``fs.explain`` says
+it.
 
 Usage:
     python benchmarks/bench_overlap.py [--small] [--repeat N] [--json PATH] [--seed S]
@@ -28,11 +27,12 @@ Families (both answers in each; the answers must agree, or the script fails):
 * ``internal``: self-overlap of one layout, ``has_internal_overlap`` against NumPy's
   ``internal_overlap`` test helper (exact), when NumPy ships it.
 
-Per case: our time (every call from scratch: the self-overlap answers' cache is emptied
-before each call; pair queries keep none), NumPy's,
-ours/numpy and both answers. Times are the fastest of ``--repeat`` samples taken
-alternately (ours, NumPy's, ours, ...); a sample of a call faster than about 2 ms times a
-loop of calls (about 2 ms in all), and a call over a second is timed once. ``--small`` keeps only cases
+Per case: our time (every call from scratch: a self-overlap query cycles through
+``COLD_RING`` copies of its layout, each a new key of the answers' cache, which holds fewer;
+pair queries keep none), NumPy's, ours/numpy and both answers. Times are the fastest
+samples of ``--repeat`` interleaved rounds (``timing.time_columns``: a sample of a call
+faster than about 2 ms times a loop of calls, about 2 ms in all); where a call takes over a
+second, its first call is its one sample. ``--small`` keeps only cases
 NumPy solves in milliseconds (a smoke run).
 
 Our overlap search runs compiled (the C extension built by ``pip install -e .`` where a C
@@ -66,10 +66,23 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the timing harness
+
+import timing  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout  # noqa: E402
-from functional_strides._src.core.overlap import overlap as _overlap  # noqa: E402  (its answers' cache)
+
+#: Copies of a layout a cold self-overlap query cycles through: more than the answers' cache
+#: holds (4096 layouts; tests/repo/test_bench_scripts.py checks it), so that every query
+#: misses it.
+COLD_RING = 4099
+
+
+def _cold_ring(layout: Layout) -> list[Layout]:
+    """``COLD_RING`` layouts with ``layout``'s elements and answer, each a distinct key of the
+    self-overlap answers' cache: ``layout`` with a trailing size-1 dim of stride 1, 2, ..."""
+    return [Layout((*layout.shape, 1), (*layout.strides, k), layout.offset) for k in range(1, COLD_RING + 1)]
 
 DOC_A = Layout((1049, 1049, 1049), (36674, 61119, 85569), 0)
 DOC_B_STRIDES, DOC_BASE = (12223, 12224, 1), 64023025
@@ -152,32 +165,18 @@ def _numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
     return as_strided(buffer[layout.offset:], layout.shape, layout.strides)
 
 
-def _per_call(fn, number: int) -> float:
-    start = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - start) / number
-
-
 def _timed_pair(ours, theirs, repeat: int) -> tuple[float, Any, float, Any]:
-    """Seconds per call of ``ours`` and ``theirs`` (the fastest of ``repeat`` samples each,
-    taken alternately: ours, theirs, ours, ...), and their answers. A sample times a loop of
-    ``number`` calls, chosen so that a sample of the slower side lasts about 2 ms (one call
-    for calls slower than that); a side whose single call takes over a second is sampled
-    once. The fastest sample is the one least disturbed by other work on the machine (as
-    ``timeit`` advises); alternating keeps both sides under the same conditions."""
-    start = time.perf_counter()
-    ans_ours = ours()
-    first_ours = time.perf_counter() - start
-    start = time.perf_counter()
-    ans_theirs = theirs()
-    first_theirs = time.perf_counter() - start
-    number = max(1, min(10_000, int(2e-3 / max(first_ours, first_theirs, 1e-7))))
-    t_ours, t_theirs = [], []
-    for _ in range(repeat):
-        t_ours.append(first_ours if first_ours > 1.0 else _per_call(ours, number))
-        t_theirs.append(first_theirs if first_theirs > 1.0 else _per_call(theirs, number))
-    return min(t_ours), ans_ours, min(t_theirs), ans_theirs
+    """Seconds per call of ``ours`` and ``theirs`` (the fastest of their samples in
+    ``repeat`` interleaved rounds, ``timing.time_columns``: a sample of a fast call times a
+    loop of calls lasting about 2 ms), and their answers; where one call of either side takes
+    over a second, that first call is the only sample of both. The fastest sample is the one
+    least disturbed by other work on the machine (as ``timeit`` advises)."""
+    ans_ours, first_ours = timing.seconds(ours)
+    ans_theirs, first_theirs = timing.seconds(theirs)
+    if max(first_ours, first_theirs) > 1.0:
+        return first_ours, ans_ours, first_theirs, ans_theirs
+    best = timing.minima(timing.time_columns({"ours": ours, "theirs": theirs}, repeat)[0])
+    return best["ours"], ans_ours, best["theirs"], ans_theirs
 
 
 def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
@@ -186,12 +185,13 @@ def run_case(case: dict[str, Any], repeat: int, np_internal) -> dict[str, Any]:
     buffer = np.empty(size, np.int8)  # untouched: NumPy only reads its address and strides
 
     if b is None:
+        ring = _cold_ring(a)
+        turn = iter(range(1 << 62))
+
         def ours():
-            # a cold query each time: the answers the exact stages find are cached per layout
-            # (emptying only that cache: fs.clear_caches() also empties the lowering's caches,
-            # 0.2 us of work that is not part of the query)
-            _overlap._internal_witness.cache_clear()
-            return fs.has_internal_overlap(a)
+            # a cold query each time: the next of the ring's copies of ``a``, each a new key of
+            # the answers' cache, which holds fewer than the ring
+            return fs.has_internal_overlap(ring[next(turn) % len(ring)])
         view = _numpy_view(buffer, a)
 
         def theirs():
@@ -302,11 +302,9 @@ def adversarial_rows(seconds: float, max_work: int, np_internal) -> list[dict[st
                 a = adversarial_layout(seed, rank, exponent)
                 b = adversarial_layout(seed, rank, exponent, 1000)
                 va, vb = _unallocated_view(anchor, a), _unallocated_view(anchor, b)
-                for kind in ("internal", "pair"):
-                    _overlap._internal_witness.cache_clear()
+                for kind in ("internal", "pair"):  # each layout once: no answer of it is cached
                     exact, bounded, theirs = _adversarial_queries(kind, a, b, va, vb, max_work, np_internal)
                     ours, t_ours, peak = _attempt(exact, seconds)
-                    _overlap._internal_witness.cache_clear()
                     ours_w, t_ours_w, _ = _attempt(bounded)
                     np_w, t_np_w, _ = _attempt(theirs)
                     rows.append({"kind": kind, "rank": rank, "strides": f"2**{exponent}", "seed": seed,
@@ -379,10 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     cases = docstring_cases(args.small) + random_cases(args.small, args.seed)
     if np_internal is not None:
         cases += internal_cases(args.small)
-    # which search runs: the compiled one, or Python's
-    from functional_strides._src.core.overlap import dfs as _dfs
-
-    engine = "compiled search (C extension)" if _dfs.native is not None else "pure-Python search"
+    # which search runs, the compiled one or Python's, as fs.explain says it
+    said = str(fs.explain(Layout((1,), (1,))))
+    engine = "the overlap search " + said.split("the overlap search ")[1].split(".")[0]
     header = (f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, {engine}; "
               f"repeat {args.repeat}{' (--small)' if args.small else ''}; "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")

@@ -1,9 +1,9 @@
 """Tables, markdown, plot and target verdicts for ``bench_contiguous.py`` results.
 
-Works on the JSON-ready result dict only (no JAX): ``merge_results`` folds a run into the
-stored results, ``evaluate_targets`` adds the verdicts, ``print_report``/``write_markdown``/
-``write_plot`` render them. ``docs/benchmarks.md`` is a pure function of the stored JSON
-files; regenerate it without measuring anything:
+Works on the JSON-ready result dicts only (no JAX): ``evaluate_targets`` gives the verdicts,
+``write_markdown`` and ``write_plot`` render the tables and the figure of the docs.
+``docs/benchmarks.md`` is a pure function of the stored JSON files; regenerate it without
+measuring anything:
 
     python benchmarks/bench_report.py --markdown docs/benchmarks.md
 """
@@ -149,11 +149,10 @@ def fault_note(t: dict[str, float | None], faults: dict[str, float] | None,
 
 def kernel_note(t: dict[str, float | None], kernel: float | None) -> str | None:
     """Why the fastest rival is out of reach, when the times ``t`` and ``kernel`` (the median
-    time per call inside the strided copy's handler in ours' samples of the same rounds) show
-    it: the handler, which reads the view and writes the whole output, takes no longer than
-    the rival's whole call, and the rest of ours is the jitted call around it (dispatch, the
-    output buffer, the result handed back), which NumPy and PyTorch do not pay. None
-    otherwise."""
+    strided copy's own time per call in ours) show it: the strided copy, which reads the view
+    and writes the whole output, takes no longer than the rival's whole call, and the rest of
+    ours is the jitted call around it (dispatch, the output buffer, the result handed back),
+    which NumPy and PyTorch do not pay. None otherwise."""
     fastest = _fastest_rival(t)
     if not kernel or fastest is None:
         return None
@@ -164,7 +163,7 @@ def kernel_note(t: dict[str, float | None], kernel: float | None) -> str | None:
 
 
 def _runtime_text(what: str, kernel: float, ours: float, rival: str, rival_s: float) -> str:
-    """The note of a miss whose kernel (``what``'s handler) is no slower than ``rival``."""
+    """The note of a miss whose kernel (``what`` alone) is no slower than ``rival``."""
     return (f"the runtime around the kernel: the {what} takes {kernel * 1e3:.3g} ms of ours' "
             f"{ours * 1e3:.3g} ms, no more than {rival}'s {rival_s * 1e3:.3g} ms; the jitted call "
             f"around it the other {(ours - kernel) * 1e3:.3g} ms")
@@ -233,44 +232,6 @@ def run_stamp(meta: dict[str, Any]) -> dict[str, Any]:
             "torch_threads", "glibc_tunables", "transparent_hugepages", "settle_s", "load_average_start",
             "load_average_end")
     return {k: meta.get(k) for k in keys}
-
-
-def _merge_section(old: dict[str, Any], new: dict[str, Any], order: Sequence[str]) -> dict[str, Any]:
-    return {n: new[n] if n in new else old[n] for n in order if n in new or n in old}
-
-
-def merge_results(stored: dict[str, Any] | None, new: dict[str, Any], case_order: Sequence[str],
-                  eager_order: Sequence[str]) -> dict[str, Any]:
-    """``new`` folded into ``stored``: each case, eager op and sweep layout that ``new``
-    measured replaces the stored record of that name; the others are kept as stored (records
-    of names no longer in ``case_order``/``eager_order`` are dropped). Every record keeps its
-    own ``run`` metadata (records stored without one get the stored file's ``meta``). The
-    targets are re-evaluated on the merged records. Results of another size (``--small``
-    against full) are never mixed: ``new`` then replaces ``stored`` whole."""
-    if stored is None or stored.get("meta", {}).get("small") != new["meta"].get("small"):
-        return {**new, "targets": evaluate_targets(new)}
-    old_stamp = run_stamp(stored["meta"])
-    for section in ("cases", "eager"):
-        for rec in stored.get(section, {}).values():
-            rec.setdefault("run", old_stamp)
-    for points in stored.get("sweep", {}).values():
-        for rec in points:
-            rec.setdefault("run", old_stamp)
-    merged: dict[str, Any] = {"meta": dict(new["meta"]),
-                              "cases": _merge_section(stored.get("cases", {}), new["cases"], case_order)}
-    eager = _merge_section(stored.get("eager", {}), new.get("eager", {}), eager_order)
-    if eager:
-        merged["eager"] = eager
-    sweep = stored.get("sweep", {}) | new.get("sweep", {})
-    if sweep:
-        merged["sweep"] = sweep
-        if "sweep" not in new and stored["meta"].get("plot"):
-            merged["meta"]["plot"] = stored["meta"]["plot"]
-    memory = new.get("memory") or stored.get("memory")
-    if memory:
-        merged["memory"] = memory
-    merged["targets"] = evaluate_targets(merged)
-    return merged
 
 
 def runs(result: dict[str, Any]) -> list[tuple[dict[str, Any], list[str]]]:
@@ -434,7 +395,7 @@ def memory_markdown(memory: dict[str, Any]) -> str:
 
 def runtime_note(ours: float, kernel: float | None, torch: float | None, floor: float | None) -> str | None:
     """Why PyTorch's in-place write is out of reach, when the times (seconds) show it: the
-    strided write's own handler (``kernel``, timed inside the donated calls of ours) takes no
+    strided write's own custom call (``kernel``, in the donated calls of ours) takes no
     longer than PyTorch's whole write, and the rest of ours is the jitted call around it:
     dispatch, arguments and the result handed back, run with caches that the write has just
     filled with its own data (``floor``: the same with warm caches). None otherwise."""
@@ -476,10 +437,12 @@ def writes_markdown(writes: list[dict[str, Any]]) -> str:
         f"load {run.get('load_average_start')} / {run.get('load_average_end')}): a functional write "
         "through the view under `jit` (*ours*; *donated*: the storage donated, so XLA may update it "
         "in place) against PyTorch's in-place `copy_`/`add_` on the same view. *floor*: a donated "
-        "jitted write of one slot, the fixed cost of calling any jitted write. *kernel*: the time "
-        "inside the strided write's handler in the donated calls of ours (the rest is the jitted "
-        f"call around it). Medians of interleaved rounds, {settled}; *from minima*: the same "
-        "ratio from the fastest rounds; *a miss's measured limit*: the call's floor, where ours "
+        "jitted write of one slot, the fixed cost of calling any jitted write. *kernel*: the "
+        "strided write's own time in a donated call of ours (the rest is the jitted call around "
+        "it): the time JAX's profiler gives its custom call in ten traced calls, their median (in "
+        "runs before 2026-12-06, the handler's own clock). "
+        f"Medians of interleaved rounds, {settled}; *from minima*: the same ratio from the fastest "
+        "rounds; *a miss's measured limit*: the call's floor, where ours "
         "less the floor is no slower than PyTorch, or the runtime around the kernel, where the "
         "kernel alone is no slower than PyTorch's whole write.", "",
         format_markdown(*write_rows(writes)), "",
@@ -494,12 +457,6 @@ def target_rows(targets: list[dict[str, Any]]) -> tuple[list[str], list[list[str
              verdict[t.get("met_min")], f"{t['limit']:g}",
              (t.get("limit_note") or "-") if t["met"] is False else ""] for t in targets]
     return header, rows
-
-
-def format_text(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 def format_markdown(header: list[str], rows: list[list[str]]) -> str:
@@ -557,10 +514,11 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
         "Brackets: ours / column (below 1: ours is "
         "faster). *A/A*: ours / a second, separately compiled copy of the same program timed "
         "in the same rounds: the noise floor of the row's ratios (1.00x on a quiet machine). "
-        "*kernel*: the time per call inside the strided copy's handler (`_src/native/handlers.cc`) in "
-        "ours' samples, their median, where ours runs it (the rest of ours is the jitted call "
-        "around it). Compile s, HLO KB and temp bytes are those of ours; *ok*: every column "
-        "equals NumPy's result.",
+        "*kernel*: the strided copy's own time per call where ours runs it (the rest of ours is "
+        "the jitted call around it): the time JAX's profiler gives its custom call in ten calls of "
+        "ours traced after the timed rounds, their median (in runs before 2026-12-06, the "
+        "handler's own clock read around ours' samples). Compile s, HLO KB and temp bytes are "
+        "those of ours; *ok*: every column equals NumPy's result.",
         "",
         format_markdown(*case_rows(result["cases"])),
         "",
@@ -604,7 +562,7 @@ def render_markdown(result: dict[str, Any], overlap: dict[str, Any] | None, path
               "which the rival beats while taking under a quarter of our page faults per call; or "
               "the call's floor: ours, less the time of a "
               "jitted copy of one element measured in the same rounds, no slower than the rival's "
-              "whole call; or the runtime around the kernel: the strided copy's handler alone (the "
+              "whole call; or the runtime around the kernel: the strided copy alone (the "
               "*kernel* column) no slower than the rival's whole call); '-' where the run shows none.",
               "",
               format_markdown(*target_rows(evaluate_targets(result))),
@@ -658,23 +616,6 @@ def write_plot(path: Path, sweep: dict[str, list[dict[str, Any]]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def print_report(result: dict[str, Any]) -> None:
-    """Every table of ``result`` as plain text on stdout."""
-    if result["cases"]:
-        print("\n" + format_text(*case_rows(result["cases"])))
-    if result.get("eager"):
-        print("\n" + format_text(*eager_rows(result["eager"])))
-    if result.get("sweep"):
-        print("\n" + format_text(*sweep_rows(result["sweep"])))
-    if any(rec.get("faults_per_call") for rec in result["cases"].values()):
-        print("\n" + format_text(*fault_rows(result["cases"])))
-    if result.get("memory"):
-        print("\n" + format_text(*memory_rows(result["memory"])))
-    print("\n" + format_text(*target_rows(evaluate_targets(result))))
-    if result["meta"]["torch_note"]:
-        print(result["meta"]["torch_note"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

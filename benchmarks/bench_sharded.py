@@ -33,11 +33,14 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import timing  # noqa: E402
 
 _REPO = Path(__file__).resolve().parents[1]
 RESULTS = _REPO / "benchmarks" / "results" / "bench_sharded.json"
@@ -109,13 +112,8 @@ def cases(small: bool) -> dict[str, dict[str, Any]]:
 def _median_times(fns: dict[str, Any], args: tuple[Any, ...], repeat: int) -> dict[str, float]:
     import jax
 
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            jax.block_until_ready(fn(*args))
-            times[name].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    cols = {k: (lambda fn=fn: jax.block_until_ready(fn(*args))) for k, fn in fns.items()}
+    return timing.medians(timing.time_columns(cols, repeat)[0])
 
 
 def _column(compiled: Any, fs: Any) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Functional writes through views vs jnp's ``.at[]`` and PyTorch's in-place writes.
 
-Every column runs through public names; the *kernel* column alone reads the time spent inside
-the strided write's handler (``handler_time`` of ``functional_strides._src.native.copy_kernel``,
-which no public name exposes).
+Every column runs through public names; the *kernel* column is the time JAX's profiler
+(``jax.profiler.trace``) gives the strided write's custom call in ten donated calls of ours
+traced after the timed rounds (their median; ``timing.op_seconds``).
 
 For each case, times in one run, side by side:
 
@@ -16,12 +16,12 @@ For each case, times in one run, side by side:
 and prints ours/each ratios, also with the storage donated to the jitted write
 (``donate_argnums``), so that XLA may update it in place as PyTorch does. The ``floor``
 column is a donated jitted write of one slot: the fixed cost of calling a jitted write,
-which no write through a view can undercut; ``kernel`` the time inside the strided write's
-handler in the donated calls of ours (the rest of such a call is the runtime around it,
+which no write through a view can undercut; ``kernel`` the time of the strided write's
+custom call in donated calls of ours (the rest of such a call is the runtime around it,
 which runs with caches the write has just filled with its own data). Before timing, every
 column's result is checked against NumPy's write through the same view (``np.add.at`` for
 ``add``), the torch column on a clone of its storage. All columns of a case are timed in the
-same rounds, interleaved (``bench_contiguous.time_columns``), each sample after ``SETTLE_S``
+same rounds, interleaved (``timing.time_columns``), each sample after ``SETTLE_S``
 of untimed calls of its own column (the steady state of a loop of that write); times are
 medians. Machines are noisy: read the ratios, not the absolute times.
 
@@ -48,10 +48,10 @@ import bench_contiguous as bc  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import Layout, StridedArray  # noqa: E402
-from functional_strides._src.native.copy_kernel import handler_time  # noqa: E402
 
 try:
     import torch
@@ -132,17 +132,8 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
         state[key] = fn(state[key], src)
         return state[key].block_until_ready()
 
-    # The time inside the strided write's handler in each donated call of ours: the rest of
-    # the call is the runtime around it (dispatch, arguments, the result handed back).
-    kernel: list[float] = []
-
     def ours_donated():
-        before = handler_time()
-        out = step("ours", ours_d)
-        after = handler_time()
-        if before is not None and after[0] == before[0] + 1:  # one handler call: the write's
-            kernel.append(after[1] - before[1])
-        return out
+        return step("ours", ours_d)
 
     # The fixed cost of a donated jitted write: one slot updated (dispatch, no bandwidth).
     floor_d = jax.jit(lambda s, v: s.at[0].add(v.reshape(-1)[0] * 0), donate_argnums=0)
@@ -171,12 +162,16 @@ def measure(name: str, layout: Layout, size: int, mode: str, repeat: int) -> dic
         view = base.as_strided(layout.shape, layout.strides, layout.offset)
         fns["torch"] = view.copy_ if mode == "set" else view.add_
         fns["torch"] = (lambda op: lambda: op(tsrc))(fns["torch"])
-    samples, rounds = bc.time_columns(fns, repeat, settle_s=SETTLE_S)
+    samples, rounds = timing.time_columns(fns, repeat, settle_s=SETTLE_S)
     row = {"case": name, "mode": mode, "elements": layout.numel, "rounds": rounds}
     for col, times in samples.items():
         row[f"{col}_s"] = statistics.median(times)
         row[f"{col}_min_s"] = min(times)
-    # every donated call of ours, warm-up and settling included: the handler in the loop's steady state
+    # the strided write's share of a donated call of ours (the rest is the runtime around it:
+    # dispatch, arguments, the result handed back), from JAX's profiler
+    hlo = ours_d.lower(state["ours"], src).compile().as_text()
+    kernel_ops = timing.custom_calls(hlo, "functional_strides_")
+    kernel = timing.op_seconds(ours_donated, kernel_ops) if kernel_ops else []
     row["ours_donated_kernel_s"] = statistics.median(kernel) if kernel else None
     return row
 

@@ -14,7 +14,7 @@ second compiled copy of itself).
 
     python benchmarks/lowering_choices.py                    # all tables
     python benchmarks/lowering_choices.py --quick            # smaller arrays
-    python benchmarks/lowering_choices.py --only permutes    # one table
+    python benchmarks/lowering_choices.py --only permutes    # one table (or several)
 
 The "copy" table times the strided copy (``method="strided_copy"``, CPU, when its extension
 is built) against XLA's best read (``xla_read_plan``) of permutes and windows by size: the
@@ -25,23 +25,58 @@ strided copy moves whole rows in (``kWriteStreams`` of ``_src/native/plan.h``) a
 table the shape of its cache tiles (``TallRows``, ``kWide``), the "stores" table its streaming stores
 (``Streams``, ``kStreamMinBytes``); the "eager" table times reads
 outside ``jit`` (strides as operands), the strided copy against the gather it replaces there.
+
+Four tables study the strided copy as a guest in the process, through the FFI binding of
+``functional_strides._src.native`` (its switches for the split and the pages, its
+statistics), each stored in ``--json`` (``benchmarks/results/strided_copy.json``, merged, each
+table stamped with the run that measured it); columns interleaved round by round, each
+sample after ``SETTLE_S`` of untimed calls of its own column, ratios of the minima and of the
+medians:
+
+* ``split`` -- the strided copy (frames 256/64 and near-square transposes, float32, 2^14 to
+  2^22 elements) split over XLA's intra-op pool, with the extension's minimum work per part
+  (``kTaskMinBytes`` in ``parallel.h``) and with smaller and larger minima, against the same
+  call on the calling thread alone: from which size the split pays.
+* ``idle`` -- the CPU the process burns while its caller sleeps between calls (``getrusage``
+  around each sleep) for ours, XLA's own transpose, a 1024^2 matmul (XLA's pool) and sleeps
+  alone, and the thread count before and after: the library starts no thread and leaves
+  nothing spinning between calls.
+* ``pages`` -- transposes and every-other-element reads of 2^20 to 2^24 elements with the
+  output advised to take 2 MiB pages (``pages.h``) and without: time and page faults per call.
+* ``routes`` -- reads XLA's own ops serve with the structured path (a broadcast row or column,
+  every other element, a slice of rows, a strided slice, reversed every other element) of
+  2^16 to 2^24 elements: the strided copy (forced) against the XLA path ``"auto"`` takes
+  without it, NumPy and PyTorch. Behind ``COPY_FRESH_MIN_ELEMENTS``.
+
+    python benchmarks/lowering_choices.py --only split idle pages routes --repeats 20
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import itertools
+import json
+import os
+import resource
+import shlex
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 if str(Path(__file__).resolve().parents[1]) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_contiguous as bc  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 
 import functional_strides as fs  # noqa: E402
 from functional_strides import READ_METHODS as METHODS  # noqa: E402
@@ -49,6 +84,8 @@ from functional_strides import Layout, materialize, read_plan  # noqa: E402
 from functional_strides._src.core.canonical import canonicalize, split_windows  # noqa: E402
 from functional_strides._src.lowering import tiled as _tiled  # noqa: E402
 from functional_strides._src.lowering.reads import xla_read_plan  # noqa: E402
+from functional_strides._src.native import copy_kernel as _copy_kernel  # noqa: E402
+from functional_strides._src.native.copy_kernel import _ffi  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
@@ -66,23 +103,15 @@ def slice_pieces(layout: Layout) -> int:
 
 
 def _times(fns, x, repeats: int) -> list[float]:
-    """Best time of each function over ``repeats`` rounds, the functions interleaved in
-    every round so that load from other processes hits them alike."""
-    for fn in fns:
-        jax.block_until_ready(fn(x))
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            jax.block_until_ready(fn(x))
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
+    """Best time of each function of ``x`` over ``repeats`` interleaved rounds
+    (``timing.time_columns``), so that load from other processes hits them alike."""
+    cols = {i: (lambda f=f: jax.block_until_ready(f(x))) for i, f in enumerate(fns)}
+    samples, _ = timing.time_columns(cols, repeats)
+    return [min(samples[i]) for i in range(len(fns))]
 
 
 def _compile_stats(fn, x) -> tuple[float, int, int]:
-    t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(x).compile()
-    seconds = time.perf_counter() - t0
+    compiled, seconds = timing.seconds(lambda: jax.jit(fn).lower(x).compile())
     mem = compiled.memory_analysis()
     temp = getattr(mem, "temp_size_in_bytes", -1) if mem is not None else -1
     return seconds, len(compiled.as_text()), temp
@@ -211,7 +240,6 @@ def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TIL
     """Every formulation of ``(b, p, q) -> (b, q, p)`` timed in the same interleaved rounds.
     ``view``: the permute as the user's view (unmerged dims): "auto" reads it, and "gather
     (view's dims)" is one element gather with indices over its dims rather than (b, q, p)."""
-    import bench_contiguous as bc
 
     b, p, q = shape
     x = jnp.arange(b * p * q, dtype=jnp.float32)
@@ -230,12 +258,11 @@ def time_permute(name: str, shape: tuple[int, int, int], repeats: int, tiles=TIL
     want = np.transpose(np.asarray(x).reshape(shape), (0, 2, 1))
     comps = {}
     for cname, fn in cands.items():
-        t0 = time.perf_counter()
-        compiled = jax.jit(fn).lower(x).compile()
-        comps[cname] = (compiled, time.perf_counter() - t0, compiled.memory_analysis().temp_size_in_bytes)
+        compiled, seconds = timing.seconds(lambda fn=fn: jax.jit(fn).lower(x).compile())
+        comps[cname] = (compiled, seconds, compiled.memory_analysis().temp_size_in_bytes)
         assert np.array_equal(np.asarray(compiled(x)), want), cname
-    samples, rounds = bc.time_columns({c: (lambda c=c: comps[c][0](x).block_until_ready()) for c in comps},
-                                      repeats)
+    cols = {c: (lambda c=c: comps[c][0](x).block_until_ready()) for c in comps}
+    samples, rounds = timing.time_columns(cols, repeats)
     base = statistics.median(samples["native"])
     print(f"\n{name}: (batch, p, q) = {shape}, auto -> "
           f"{_tiled.tiled_plan(shape, (0, 2, 1), 4) or 'XLA transpose'}; {rounds} rounds")
@@ -277,7 +304,6 @@ def _row_loop(shape, axis: str, tile: int = 16):
 
 def time_rows_permute(repeats: int, scale: int) -> None:
     """Attention heads: a permute that keeps the innermost dim (rows of ``d`` move whole)."""
-    import bench_contiguous as bc
 
     shape = (16 // scale, 1024, 16, 64)
     b, t, h, d = shape
@@ -298,7 +324,7 @@ def time_rows_permute(repeats: int, scale: int) -> None:
         comps[cname] = compiled
         if not cname.startswith("copy"):
             assert np.array_equal(np.asarray(compiled(x)).reshape(want.shape), want), cname
-    samples, rounds = bc.time_columns({c: (lambda c=c: comps[c](x).block_until_ready()) for c in comps},
+    samples, rounds = timing.time_columns({c: (lambda c=c: comps[c](x).block_until_ready()) for c in comps},
                                       repeats)
     base = statistics.median(samples["native"])
     print(f"\nattention heads {shape} -> (b, h, t, d), auto -> {read_plan(layout)} (XLA transpose); "
@@ -362,7 +388,6 @@ def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[st
     ``attribute`` (``order``, ``tiles`` or ``stores``) forced to each of ``values``, beside the columns of
     ``extra`` (name -> a call), in interleaved rounds; every forced read must give the same
     values."""
-    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
 
     from functional_strides._src.native import copy_kernel as _copy_kernel
 
@@ -372,7 +397,7 @@ def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[st
     for fn in fns.values():
         np.testing.assert_array_equal(np.asarray(fn(x)), first)
     cols = {v: (lambda f=fn: f(x).block_until_ready()) for v, fn in fns.items()} | extra
-    samples, _ = bc.time_columns(cols, repeats)
+    samples, _ = timing.time_columns(cols, repeats)
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
@@ -398,9 +423,8 @@ def far_table(repeats: int, scale: int) -> None:
     ``"structured"`` path), by stride and size, NumPy's copy beside them: the constants
     ``COPY_FAR_MIN_ELEMENTS``, ``COPY_FAR_PAGE_MIN_ELEMENTS``, ``COPY_FAR_PAGE`` and
     ``COPY_TILE_JUMP`` of ``functional_strides/_src/lowering/reads.py``.
-    Medians of interleaved rounds (``bench_contiguous.time_columns``); storages of at most
+    Medians of interleaved rounds (``timing.time_columns``); storages of at most
     2^26 elements (``scale`` divides that bound)."""
-    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
 
     print("\n=== far-apart elements: the strided copy against XLA's strided slice ===")
     if not _copy_built():
@@ -420,7 +444,7 @@ def far_table(repeats: int, scale: int) -> None:
                 cols[m] = lambda read=read, x=x: read(x).block_until_ready()
             view = np.lib.stride_tricks.as_strided(storage, layout.shape, (stride * 4,))
             cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
-            samples, _ = bc.time_columns(cols, repeats)
+            samples, _ = timing.time_columns(cols, repeats)
             med = {c: statistics.median(v) for c, v in samples.items()}
             print(f"  {str(layout):<24} {med['structured'] * 1e6:14.1f} {med['strided_copy'] * 1e6:16.1f} "
                   f"{med['numpy'] * 1e6:9.1f} {med['strided_copy'] / med['structured']:16.2f}")
@@ -432,9 +456,8 @@ def every_other_table(repeats: int, scale: int) -> None:
     whole AVX2 loads) against XLA's strided slice (the ``"structured"`` path) by size, NumPy's
     copy beside them: the constants ``COPY_EVERY_OTHER_MIN_ELEMENTS`` and
     ``COPY_EVERY_OTHER_MAX_ELEMENTS`` of ``functional_strides/_src/lowering/reads.py``. Medians of
-    interleaved rounds (``bench_contiguous.time_columns``); storages of at most 2^26 elements
+    interleaved rounds (``timing.time_columns``); storages of at most 2^26 elements
     (``scale`` divides that bound)."""
-    import bench_contiguous as bc  # the benchmarks' timing loop (this script's folder)
 
     print("\n=== every other element: the strided copy against XLA's strided slice ===")
     if not _copy_built():
@@ -456,7 +479,7 @@ def every_other_table(repeats: int, scale: int) -> None:
             read = jax.jit(lambda s, m=m, lay=layout: materialize(s, lay, method=m))
             cols[m] = lambda read=read, x=x: read(x).block_until_ready()
         cols["numpy"] = lambda view=view: np.ascontiguousarray(view)
-        samples, _ = bc.time_columns(cols, repeats)
+        samples, _ = timing.time_columns(cols, repeats)
         med = {c: statistics.median(v) for c, v in samples.items()}
         print(f"  {str(layout):<28} {dtype:<8} {med['structured'] * 1e6:14.1f} "
               f"{med['strided_copy'] * 1e6:16.1f} {med['numpy'] * 1e6:9.1f} "
@@ -590,35 +613,302 @@ def eager_table(repeats: int, scale: int) -> None:
         print(f"  {name:<22} {gather * 1e3:10.3f} {copy * 1e3:16.3f} {copy / gather:6.2f}")
 
 
-def main() -> None:
+# -- the strided copy's own choices: its split, idle cost, pages and routes ----------------
+#: The tables of the strided copy's own choices, stored in ``--json``.
+NATIVE_TABLES = ("split", "idle", "pages", "routes")
+#: Where the tables of the strided copy's own choices (split, idle, pages, routes) are stored.
+NATIVE_RESULTS = Path(__file__).resolve().parent / "results" / "strided_copy.json"
+#: Each sample follows this long (s) of untimed calls of its own column (its loop's steady
+#: state, not the wind-down of the column before it: PyTorch's OpenMP workers spin after each
+#: call, taking the core a pool task of ours would run on; bench_writes.py does the same).
+SETTLE_S = 20e-3
+#: The minima per part (bytes of traffic) timed against the extension's own.
+MINIMA = (2**17, 2**19, 2**20)
+
+
+def _native():
+    native = _copy_kernel.extension()
+    if native is None:
+        sys.exit("the strided copy is not built: python -m pip install -e . first")
+    return native
+
+
+#: log2 of the element counts of each table; ``--small`` keeps the smallest of each (a smoke run)
+SIZES = {"split": tuple(range(14, 23, 2)), "pages": tuple(range(20, 25)), "routes": (16, 18, 20, 22, 23, 24),
+         "idle": 22}
+SMALL_SIZES = {"split": (14, 16), "pages": (20,), "routes": (16, 18), "idle": 16}
+
+
+def _native_layout(kind: str, log2: int) -> tuple[Layout, int]:
+    """A view of 2^log2 float32 elements and the storage size it needs."""
+    n = 2**log2
+    if kind == "frames":  # windows of 256 elements, hop 64
+        count = n // 256
+        return Layout((count, 256), (64, 1)), (count - 1) * 64 + 256
+    if kind == "transpose":
+        c = 2 ** (log2 // 2)
+        return Layout((c, n // c), (1, c)), n
+    if kind == "every_other":  # every other row and column of a (2r, 2c) matrix
+        c = 2 ** (log2 // 2)
+        return Layout((n // c, c), (4 * c, 2)), 4 * n
+    raise ValueError(kind)
+
+
+def _compiled(layout: Layout, size: int) -> Callable[[], Any]:
+    storage = jnp.arange(size, dtype=jnp.float32) % 1021
+    f = jax.jit(lambda s: _ffi(s, jnp.int32(0), layout.shape, layout.strides)).lower(storage).compile()
+    return lambda: f(storage).block_until_ready()
+
+
+def _with(setter: Callable[[Any], Any], value: Any, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` with a process-wide switch of the extension set to ``value`` for the call."""
+    def call():
+        old = setter(value)
+        try:
+            return fn()
+        finally:
+            setter(old)
+    return call
+
+
+def _native_ratios(samples: dict[str, list[float]], base: str) -> dict[str, dict[str, float]]:
+    out = {}
+    for name, s in samples.items():
+        out[name] = {"min_s": min(s), "median_s": statistics.median(s),
+                     "ratio_min": min(s) / min(samples[base]),
+                     "ratio_median": statistics.median(s) / statistics.median(samples[base])}
+    return out
+
+
+def run_split(repeat: int) -> list[dict[str, Any]]:
+    native = _native()
+    rows = []
+    for kind in ("frames", "transpose"):
+        for log2 in SIZES["split"]:
+            layout, size = _native_layout(kind, log2)
+            call = _compiled(layout, size)
+            fns = {"alone": _with(native._set_max_parts, 1, call), "split": call}
+            for m in MINIMA:
+                fns[f"split, min {m >> 10} KiB"] = _with(native._set_task_min_bytes, m, call)
+            samples, rounds = timing.time_columns(fns, repeat, settle_s=SETTLE_S)
+            row = {"kind": kind, "elements": 2**log2, "layout": str(layout), "rounds": rounds,
+                   "columns": _native_ratios(samples, "alone")}
+            rows.append(row)
+            print(f"split {kind:9s} 2^{log2:<2d} " + "  ".join(
+                f"{k}: {v['min_s'] * 1e3:.3f} ms ({v['ratio_min']:.2f}x)" for k, v in row["columns"].items()),
+                flush=True)
+    return rows
+
+
+def _cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
+
+
+def _idle_cpu(fn: Callable[[], Any], calls: int, sleep_s: float) -> dict[str, float]:
+    """``calls`` calls, each followed by a sleep of ``sleep_s``: the process's CPU seconds per
+    call (outside the sleeps) and per sleep (inside them: every thread but the sleeping one)."""
+    fn()
+    busy = idle = 0.0
+    for _ in range(calls):
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        fn()
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        time.sleep(sleep_s)
+        r2 = resource.getrusage(resource.RUSAGE_SELF)
+        busy += _cpu(r1) - _cpu(r0)
+        idle += _cpu(r2) - _cpu(r1)
+    return {"cpu_per_call_s": busy / calls, "cpu_per_sleep_s": idle / calls,
+            "idle_cpu": idle / (calls * sleep_s)}
+
+
+def _threads() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def run_idle(calls: int = 100, sleep_s: float = 5e-3) -> dict[str, Any]:
+    """Per column: the CPU the process burns while its caller sleeps between calls (threads
+    that spin for the next call, work left running after the call returned), as a fraction of
+    one CPU, and the CPU of the calls themselves."""
+    layout, size = _native_layout("transpose", SIZES["idle"])
+    storage = jnp.arange(size, dtype=jnp.float32)
+    ours = jax.jit(lambda s: materialize(s, layout, method="strided_copy")).lower(storage).compile()
+    xla = jax.jit(lambda s: jnp.transpose(s.reshape(layout.shape[::-1]))).lower(storage).compile()
+    a = jnp.ones((1024, 1024), jnp.float32)
+    matmul = jax.jit(lambda x: x @ x).lower(a).compile()  # an XLA op that runs on the pool
+    ours(storage).block_until_ready()
+    xla(storage).block_until_ready()
+    before = _threads()
+    out: dict[str, Any] = {"calls": calls, "sleep_s": sleep_s, "layout": str(layout)}
+    for name, fn in (("sleep", lambda: None), ("xla transpose", lambda: xla(storage).block_until_ready()),
+                     ("xla matmul", lambda: matmul(a).block_until_ready()),
+                     ("ours", lambda: ours(storage).block_until_ready())):
+        out[name] = _idle_cpu(fn, calls, sleep_s)
+        row = out[name]
+        print(f"idle {name:14s} CPU per call {row['cpu_per_call_s'] * 1e3:.2f} ms, per {sleep_s * 1e3:.0f} "
+              f"ms sleep after it {row['cpu_per_sleep_s'] * 1e3:.3f} ms: {row['idle_cpu']:.4f} CPU while "
+              "asleep", flush=True)
+    out["threads_before"], out["threads_after"] = before, _threads()
+    print(f"idle threads before {before}, after {out['threads_after']}", flush=True)
+    return out
+
+
+def run_pages(repeat: int) -> list[dict[str, Any]]:
+    native = _native()
+    rows = []
+    for kind in ("transpose", "every_other"):
+        for log2 in SIZES["pages"]:
+            layout, size = _native_layout(kind, log2)
+            call = _compiled(layout, size)
+            fns = {"advised": call, "not advised": _with(native._set_advise_huge_pages, False, call)}
+            faults = {k: timing.faults_per_call(f) for k, f in fns.items()}
+            samples, rounds = timing.time_columns(fns, repeat, settle_s=SETTLE_S)
+            row = {"kind": kind, "elements": 2**log2, "layout": str(layout), "rounds": rounds,
+                   "columns": _native_ratios(samples, "not advised"), "faults_per_call": faults}
+            rows.append(row)
+            print(f"pages {kind:11s} 2^{log2} " + "  ".join(
+                f"{k}: {v['min_s'] * 1e3:.2f} ms, {faults[k]:.0f} faults" for k, v in row["columns"].items())
+                + f"  advised/not: {row['columns']['advised']['ratio_min']:.2f}x", flush=True)
+    return rows
+
+
+def _route_layout(kind: str, log2: int) -> tuple[Layout, int]:
+    n = 2**log2
+    c = 2 ** (log2 // 2)
+    r = n // c
+    if kind == "expand_row":
+        return Layout((r, c), (0, 1)), c
+    if kind == "expand_col":
+        return Layout((r, c), (1, 0)), r
+    if kind == "every_other":
+        return Layout((r, c), (4 * c, 2)), 4 * n
+    if kind == "rows_slice":  # x[:, 1:-1] of a (r, c + 2) matrix
+        return Layout((r, c), (c + 2, 1), 1), r * (c + 2)
+    if kind == "stride3":  # x[:, ::3]
+        return Layout((r, c), (3 * c, 3)), 3 * n
+    if kind == "reversed_every_other":  # x[:, ::-2]
+        return Layout((r, c), (2 * c, -2), 2 * c - 2), 2 * n
+    raise ValueError(kind)
+
+
+ROUTES = ("expand_row", "expand_col", "every_other", "rows_slice", "stride3", "reversed_every_other")
+
+
+def run_routes(repeat: int) -> list[dict[str, Any]]:
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    rows = []
+    for kind in ROUTES:
+        for log2 in SIZES["routes"]:
+            layout, size = _route_layout(kind, log2)
+            host = (np.arange(size, dtype=np.int64) % 1021).astype(np.float32)
+            storage = jnp.asarray(host)
+            xla_path = xla_read_plan(layout)
+            fns, compiled = {}, {}
+            for name, method in (("strided_copy", "strided_copy"), ("xla", xla_path)):
+                read = jax.jit(lambda s, m=method, lay=layout: materialize(s, lay, method=m))
+                compiled[name] = f = read.lower(storage).compile()
+                fns[name] = lambda f=f, s=storage: f(s).block_until_ready()
+            start = layout.offset + layout.low_reach
+            forwards = tuple(abs(s) for s in layout.strides)
+            flipped = tuple(d for d, s in enumerate(layout.strides) if s < 0)
+
+            def numpy_read(host=host, layout=layout, start=start, forwards=forwards, flipped=flipped):
+                view = np.lib.stride_tricks.as_strided(host[start:], layout.shape, [4 * s for s in forwards])
+                return np.ascontiguousarray(np.flip(view, flipped) if flipped else view)
+
+            fns["numpy"] = numpy_read
+            if torch is not None:
+                t = torch.from_numpy(host)
+
+                def torch_read(t=t, layout=layout, start=start, forwards=forwards, flipped=flipped):
+                    view = torch.as_strided(t, layout.shape, forwards, start)
+                    return torch.flip(view, flipped) if flipped else view.contiguous()
+
+                fns["torch"] = torch_read
+            want = numpy_read()
+            for name, f in compiled.items():
+                if not np.array_equal(np.asarray(f(storage)), want):
+                    raise AssertionError(f"routes: {name} reads {kind} at 2^{log2} wrong")
+            faults = {k: timing.faults_per_call(f) for k, f in fns.items()}
+            samples, rounds = timing.time_columns(fns, repeat, settle_s=SETTLE_S)
+            row = {"kind": kind, "elements": 2**log2, "layout": str(layout), "xla_path": xla_path,
+                   "rounds": rounds, "columns": _native_ratios(samples, "xla"), "faults_per_call": faults}
+            rows.append(row)
+            best = min(v["min_s"] for k, v in row["columns"].items() if k != "strided_copy")
+            row["copy_over_best"] = row["columns"]["strided_copy"]["min_s"] / best
+            print(f"routes {kind:20s} 2^{log2} " + "  ".join(
+                f"{k}: {v['min_s'] * 1e3:.3f} ms" for k, v in row["columns"].items())
+                + f"  copy/{xla_path}: {row['columns']['strided_copy']['ratio_min']:.2f}x,"
+                f" copy/best: {row['copy_over_best']:.2f}x", flush=True)
+    return rows
+
+def native_tables(only: list[str], repeat: int, quick: bool, path: Path) -> None:
+    """The tables of the strided copy's own choices (``split``, ``idle``, ``pages``, ``routes``),
+    merged into the stored results at ``path``, each stamped with the run that measured it."""
+    if quick:
+        SIZES.update(SMALL_SIZES)
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    result: dict[str, Any] = dict(stored)
+    meta = {"timestamp": datetime.datetime.now().isoformat(timespec="seconds"),
+            "command": shlex.join(["python", *sys.argv]), "repeat": repeat, "machine": bc.machine(),
+            "small": quick, "cpu_count": os.cpu_count(), "jax": jax.__version__, "numpy": np.__version__,
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES"), "load_average_start": os.getloadavg()}
+    runs = {"split": lambda: run_split(repeat), "idle": run_idle, "pages": lambda: run_pages(repeat),
+            "routes": lambda: run_routes(repeat)}
+    for table in only:
+        result[table] = runs[table]()
+    meta["pool_threads"] = (_copy_kernel.stats() or {}).get("pool_threads")
+    meta["load_average_end"] = os.getloadavg()
+    for table in only:  # each table keeps the stamp of the run that measured it
+        result.setdefault("runs", {})[table] = meta
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+#: Every table, in the order a full run measures them.
+TABLES = ("windows", "layouts", "permutes", "copy", "far", "every_other", "rows", "tiles", "stores", "eager",
+          *NATIVE_TABLES)
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", default=None,
-                        choices=["windows", "layouts", "permutes", "copy", "far", "every_other", "rows",
-                                 "tiles", "stores", "eager"])
-    args = parser.parse_args()
+    parser.add_argument("--only", nargs="+", default=None, choices=TABLES, help="these tables only")
+    parser.add_argument("--json", type=Path, default=NATIVE_RESULTS,
+                        help=f"where the tables {', '.join(NATIVE_TABLES)} are stored (merged)")
+    args = parser.parse_args(argv)
+    wanted = set(args.only or TABLES)
     print(f"jax {jax.__version__} on {jax.devices()[0].device_kind} ({jax.default_backend()})")
-    if args.only in (None, "windows"):
+    if "windows" in wanted:
         windows_table(2**20 if args.quick else 2**24, args.repeats)
-    if args.only in (None, "layouts"):
+    if "layouts" in wanted:
         benchmark_layouts(args.repeats, 4 if args.quick else 1)
-    if args.only in (None, "permutes"):
+    if "permutes" in wanted:
         permutes_table(args.repeats, 4 if args.quick else 1)
-    if args.only in (None, "copy"):
+    if "copy" in wanted:
         copy_table(args.repeats, 20 if args.quick else 26)
-    if args.only in (None, "far"):
+    if "far" in wanted:
         far_table(max(args.repeats, 15), 4 if args.quick else 1)
-    if args.only in (None, "every_other"):
+    if "every_other" in wanted:
         every_other_table(max(args.repeats, 15), 4 if args.quick else 1)
-    if args.only in (None, "rows"):
+    if "rows" in wanted:
         rows_table(args.repeats, 4 if args.quick else 1)
-    if args.only in (None, "tiles"):
+    if "tiles" in wanted:
         tiles_table(args.repeats, 4 if args.quick else 1)
-    if args.only in (None, "stores"):
+    if "stores" in wanted:
         stores_table(args.repeats, 4 if args.quick else 1)
-    if args.only in (None, "eager"):
+    if "eager" in wanted:
         eager_table(args.repeats, 4 if args.quick else 1)
+    native = [t for t in NATIVE_TABLES if t in wanted]
+    if native:
+        native_tables(native, args.repeats, args.quick, args.json)
 
 
 if __name__ == "__main__":

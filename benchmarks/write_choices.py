@@ -23,7 +23,6 @@ import argparse
 import contextlib
 import io
 import sys
-import time
 from pathlib import Path
 
 if str(Path(__file__).resolve().parents[1]) not in sys.path:
@@ -32,6 +31,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import timing  # noqa: E402
 from jax import lax  # noqa: E402
 from lowering_choices import slice_pieces  # noqa: E402
 
@@ -85,16 +85,11 @@ def candidates(layout: Layout, n: int, mode: str) -> list[tuple[str, object]]:
 
 
 def _best(fns, repeats: int) -> list[float]:
-    """Best time of each thunk over ``repeats`` rounds, interleaved so load hits them alike."""
-    for fn in fns:
-        jax.block_until_ready(fn())
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            jax.block_until_ready(fn())
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
+    """Best time of each thunk over ``repeats`` interleaved rounds (``timing.time_columns``),
+    so that load from other processes hits them alike."""
+    samples, _ = timing.time_columns({i: (lambda f=f: jax.block_until_ready(f())) for i, f in enumerate(fns)},
+                                     repeats)
+    return [min(samples[i]) for i in range(len(fns))]
 
 
 def measure(name: str, layout: Layout, n: int, mode: str, repeats: int) -> list[tuple]:
@@ -103,9 +98,8 @@ def measure(name: str, layout: Layout, n: int, mode: str, repeats: int) -> list[
     cands = candidates(layout, n, mode)
     compile_s, temps = [], []
     for _, fn in cands:
-        t0 = time.perf_counter()
-        compiled = jax.jit(fn).lower(storage, src).compile()
-        compile_s.append(time.perf_counter() - t0)
+        compiled, seconds = timing.seconds(lambda fn=fn: jax.jit(fn).lower(storage, src).compile())
+        compile_s.append(seconds)
         mem = compiled.memory_analysis()
         temps.append(getattr(mem, "temp_size_in_bytes", -1) if mem is not None else -1)
     plain = [jax.jit(fn) for _, fn in cands]

@@ -7,6 +7,10 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a benchmark's smoke run
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_kv_cache.py"
 
 

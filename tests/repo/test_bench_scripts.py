@@ -34,22 +34,6 @@ def _rows(text: str, names: list[str]) -> dict[str, list[float]]:
     return found
 
 
-def test_bench_native_small(tmp_path):
-    require_copy_kernel()
-    out = tmp_path / "native.json"
-    _run("bench_native.py", "--small", "--repeat", "2", "--json", str(out))
-    result = json.loads(out.read_text())
-    assert {"split", "idle", "pages", "routes"} <= set(result) and result["runs"]["split"]["small"]
-    for table in ("split", "pages", "routes"):
-        assert result[table], table
-        for row in result[table]:
-            assert all(c["min_s"] > 0 and c["ratio_min"] > 0 for c in row["columns"].values()), row
-    assert {"strided_copy", "xla"} <= set(result["routes"][0]["columns"])
-    for name in ("sleep", "xla transpose", "ours"):
-        assert result["idle"][name]["idle_cpu"] >= 0, result["idle"]
-    assert result["idle"]["threads_after"] == result["idle"]["threads_before"]  # no thread of ours
-
-
 def test_bench_mul_grad_small():
     text = _run("bench_mul_grad.py", "--small", "--repeat", "1")
     rows = _rows(text, ["unfold 1024/256", "unfold 64/16", "hankel 32x32"])
@@ -65,9 +49,23 @@ def test_write_choices_fold_quick():
         assert len(times) == 3 and min(times) > 0, line
 
 
-def test_lowering_choices_far_quick():
+def test_lowering_choices_quick(tmp_path):
+    """The far-apart elements' table and the strided copy's own tables (split, idle, pages,
+    routes; stored as JSON) at their smallest sizes."""
     require_copy_kernel()
-    text = _run("lowering_choices.py", "--quick", "--repeats", "1", "--only", "far")
+    out = tmp_path / "strided_copy.json"
+    text = _run("lowering_choices.py", "--quick", "--repeats", "2", "--only", "far", "split", "idle", "pages",
+                "routes", "--json", str(out))
     rows = [line for line in text.splitlines() if re.match(r"\s*\(\d+,\):\(\d+,\)\+0\s", line)]
     assert len(rows) >= 3, text
     assert all(len(re.findall(r"\d+\.\d+", row)) == 4 for row in rows), rows
+    result = json.loads(out.read_text())
+    assert {"split", "idle", "pages", "routes"} <= set(result) and result["runs"]["split"]["small"]
+    for table in ("split", "pages", "routes"):
+        assert result[table], table
+        for row in result[table]:
+            assert all(c["min_s"] > 0 and c["ratio_min"] > 0 for c in row["columns"].values()), row
+    assert {"strided_copy", "xla"} <= set(result["routes"][0]["columns"])
+    for name in ("sleep", "xla transpose", "ours"):
+        assert result["idle"][name]["idle_cpu"] >= 0, result["idle"]
+    assert result["idle"]["threads_after"] == result["idle"]["threads_before"]  # no thread of ours

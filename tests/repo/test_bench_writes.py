@@ -5,7 +5,11 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
 from functional_strides._src.native.copy_kernel import native
+
+pytestmark = pytest.mark.slow  # a benchmark's smoke run
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_writes.py"
 

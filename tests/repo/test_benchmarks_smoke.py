@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import functional_strides as fs
+
 REPO = Path(__file__).resolve().parents[2]
 # most tests read what one subprocess run of the script printed and stored; the renderer's go with them
 pytestmark = pytest.mark.slow
@@ -43,20 +45,17 @@ def _positive(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
 
 
-def test_small_run_exits_zero(small_run):
-    proc, _ = small_run
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def test_bench_contiguous_small_run(small_run):
+    """One ``--small`` run: every case, the sweep, the eager view ops, the targets, the page
+    faults, the plot and the markdown, stamped with the run, each value where it belongs."""
+    import functional_strides as fs
+    from functional_strides._src.explain.explain import parse_layout
 
-
-@pytest.fixture(scope="module")
-def result(small_run):
     proc, paths = small_run
-    if proc.returncode != 0:
-        pytest.fail(f"benchmark failed (rc {proc.returncode}): {proc.stderr[-2000:]}")
-    return json.loads(paths["json"].read_text())
-
-
-def test_every_case_has_positive_times_and_consistent_ratios(result):
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    result = json.loads(paths["json"].read_text())
+    # every case: positive times of the columns it has, ratios consistent with them, compile
+    # statistics, NumPy's values, the path of the timed program, page faults per column
     assert set(result["cases"]) == set(CASES)
     for name, rec in result["cases"].items():
         times, ratios = rec["times_s"], rec["ratios"]
@@ -69,40 +68,27 @@ def test_every_case_has_positive_times_and_consistent_ratios(result):
             assert _positive(ratios[col]), (name, col, ratios)
             assert ratios[col] == pytest.approx(times["ours"] / times[col]), (name, col)
         assert _positive(rec["aa_ratio"]) and _positive(rec["aa_ratio_min"]), name
-
-
-def test_every_case_reports_compile_stats_and_agrees_with_numpy(result):
-    for name, rec in result["cases"].items():
         assert _positive(rec["compile_s"]["ours"]), name
         assert _positive(rec["hlo_bytes"]) and _positive(rec["stablehlo_bytes"]), name
         assert all(isinstance(b, int) and b >= 0 for b in rec["temp_bytes"].values()), name
         assert rec["out_bytes"] == 4 * rec["out_elements"] > 0, name
         assert rec["agrees_with_numpy"] and all(rec["agrees_with_numpy"].values()), (name, rec)
-    assert result["cases"]["batch_small_views"]["views"] == 50
-
-
-def test_path_column_is_that_of_the_timed_program(result):
-    """Single views report ``fs.read_plan`` of their layout; the batch reports the vmapped
-    dynamic-offset read that ``ours`` builds for it, not the plan of one static layout."""
-    import functional_strides as fs
-    from functional_strides._src.explain.explain import parse_layout
-
-    for name, rec in result["cases"].items():
-        if rec["views"] == 1:
+        if rec["views"] == 1:  # the batch reports the vmapped dynamic-offset read ours builds
             assert rec["lowering_path"] == fs.read_plan(fs.Layout(*parse_layout(rec["layout"]))), name
+        # the strided copy's own time, from JAX's profiler, where ours runs it
+        assert (rec["kernel_s"] is not None) == (rec["lowering_path"] == "strided_copy"), name
+        assert rec["kernel_s"] is None or 0 < rec["kernel_s"], name
+        assert set(rec["faults_per_call"]) == present, name
+        assert all(isinstance(f, float) and f >= 0 for f in rec["faults_per_call"].values()), name
     batch = result["cases"]["batch_small_views"]
-    assert batch["lowering_path"] == "vmap(50 offsets) of dynamic_slice+structured"
-
-
-def test_every_record_is_stamped_with_its_run(result):
+    assert batch["views"] == 50 and batch["lowering_path"] == "vmap(50 offsets) of dynamic_slice+structured"
+    # every record stamped with its run
     records = [*result["cases"].values(), *result["eager"].values(),
                *(p for points in result["sweep"].values() for p in points)]
     for rec in records:
         assert rec["run"]["command"].startswith("python benchmarks/bench_contiguous.py --small")
         assert rec["run"]["timestamp"].endswith("UTC") and rec["run"]["small"] is True
-
-
-def test_sweep_covers_sizes_and_eager_covers_view_ops(result):
+    # the sweep covers its sizes, the eager table the view ops
     for kind in ("transpose", "unfold"):
         points = result["sweep"][kind]
         assert [p["log2_elements"] for p in points] == list(range(10, 17))
@@ -113,9 +99,7 @@ def test_sweep_covers_sizes_and_eager_covers_view_ops(result):
         assert _positive(rec["ours_s"]), op
         if HAS_TORCH:
             assert _positive(rec["torch_s"]) and rec["ratio"] == pytest.approx(rec["ours_s"] / rec["torch_s"])
-
-
-def test_targets_are_reported_with_a_verdict(result):
+    # the targets, each with its verdict
     targets = {t["target"]: t for t in result["targets"]}
     for name in CASES:
         t = targets[f"{name}: ours / min(gather, native, torch, numpy)"]
@@ -132,22 +116,27 @@ def test_targets_are_reported_with_a_verdict(result):
         assert t["limit"] == 1.5 and t["value"] == pytest.approx(times["ours"] / times["copy"])
     for kind in ("transpose", "unfold"):  # the small sweep ends at 2^16
         assert f"sweep {kind} 2^16: ours / min(rivals)" in targets
-
-
-def test_page_faults_are_counted_per_column(result):
-    for name, rec in result["cases"].items():
-        faults = rec["faults_per_call"]
-        assert set(faults) == {c for c, t in rec["times_s"].items() if t is not None}, name
-        assert all(isinstance(f, float) and f >= 0 for f in faults.values()), name
-
-
-def test_plot_and_markdown_are_written(result, small_run):
-    _, paths = small_run
+    # the memory section: one fresh process per allocator setting
+    memory = result["memory"]
+    assert memory["elements"] == 2**16
+    assert set(memory["settings"]) == {"default", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
+    for setting, m in memory["settings"].items():
+        for key in ("jnp_copy_ms", "np_fresh_ms", "np_reused_ms", "jnp_copy_gbs", "np_reused_gbs"):
+            assert _positive(m[key]), (setting, key)
+        assert m["jnp_copy_gbs"] == pytest.approx(2 * 4 * 2**16 / (m["jnp_copy_ms"] * 1e-3) / 1e9)
+        assert all(m[k] >= 0 for k in ("jnp_copy_faults", "np_fresh_faults", "np_reused_faults"))
+    # the machine names the CPU model
+    sys.path.insert(0, str(SCRIPT.parent))
+    bc = importlib.import_module("bench_contiguous")
+    assert result["meta"]["machine"] == bc.machine()
+    assert f"({bc.cpu_model()})" in bc.machine() and bc.cpu_model()
+    # the plot and the markdown
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = paths["markdown"].read_text()
     assert "--small" in text and "| case |" in text and "## Targets" in text
     assert all(f"| {name} |" in text for name in CASES)
     assert ">>>" not in text  # docs/*.md are collected as doctests
+    assert "## Physical limits on this machine" in text
 
 
 def test_cases_option_selects_and_rejects(tmp_path):
@@ -285,13 +274,11 @@ def test_a_read_whose_kernel_beats_the_rival_is_explained_by_the_runtime_around_
     assert rows[0][header.index("kernel ms")] == "-"
 
 
-def test_every_run_names_its_cpu_model(result, monkeypatch, tmp_path):
+def test_the_cpu_model_is_read_from_cpuinfo(monkeypatch, tmp_path):
     """The machine of a run names the CPU model (results of two hosts differ by more than
     their noise): ``/proc/cpuinfo``'s model name, else ``platform.processor()``."""
     monkeypatch.syspath_prepend(str(SCRIPT.parent))
     bc = importlib.import_module("bench_contiguous")
-    assert result["meta"]["machine"] == bc.machine()
-    assert f"({bc.cpu_model()})" in bc.machine() and bc.cpu_model()
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n")
     real_open = open
@@ -303,29 +290,21 @@ def test_every_run_names_its_cpu_model(result, monkeypatch, tmp_path):
     assert bc.cpu_model() == "Example CPU 9000"
 
 
-def test_time_columns_reads_the_clock_around_each_sample_only(monkeypatch):
-    """``clock``/``clocked``: the clock is read before and after every sample, and a sample
-    whose calls advanced it adds its seconds per call to that column's list; columns that
-    leave it alone add nothing."""
+def test_the_timing_harness_interleaves_its_columns_and_names_custom_calls(monkeypatch):
+    """``timing.time_columns``: one sample of every column per round, a rotating first column;
+    ``timing.custom_calls`` names the custom calls of a compiled program by their target."""
     monkeypatch.syspath_prepend(str(SCRIPT.parent))
-    bc = importlib.import_module("bench_contiguous")
-
-    state = {"calls": 0, "seconds": 0.0, "reads": 0}
-
-    def clock():
-        state["reads"] += 1
-        return state["calls"], state["seconds"]
-
-    def kernel():  # a column whose every call runs the clocked handler for 3 ms
-        state["calls"] += 1
-        state["seconds"] += 0.003
-
-    clocked: dict[str, list[float]] = {}
-    samples, rounds = bc.time_columns({"k": kernel, "plain": lambda: None}, 4, clock=clock, clocked=clocked)
-    assert rounds == 4 and len(samples["k"]) == len(samples["plain"]) == 4
-    assert list(clocked) == ["k"] and len(clocked["k"]) == 4
-    assert all(abs(v - 0.003) < 1e-12 for v in clocked["k"])
-    assert state["reads"] == 2 * 2 * rounds  # two reads per sample, none inside the calls
+    timing = importlib.import_module("timing")
+    order = []
+    samples, rounds = timing.time_columns({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, 4)
+    assert rounds == 4 and all(len(v) == 4 and min(v) > 0 for v in samples.values())
+    assert order.count("a") >= 4 and order.count("b") >= 4  # warm-up, then a loop per sample
+    assert timing.minima(samples)["a"] <= timing.medians(samples)["a"]
+    hlo = ('  %x = f32[4]{0} parameter(0)\n'
+           '  ROOT %ffi_call.3 = f32[2,2]{1,0} custom-call(%x), '
+           'custom_call_target="functional_strides_strided_copy"\n'
+           '  %other = f32[2]{0} custom-call(%x), custom_call_target="lapack_sgetrf"\n')
+    assert timing.custom_calls(hlo, "functional_strides_") == {"ffi_call.3"}
 
 
 def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_them():
@@ -350,14 +329,16 @@ def test_a_miss_to_a_rival_that_skips_the_fresh_outputs_faults_is_explained_by_t
     assert miss["limit_note"] == note(t, faults)
 
 
-def test_merge_results_replaces_only_what_was_measured():
+def test_merge_results_replaces_only_what_was_measured(monkeypatch):
     report = _report()
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    bc = importlib.import_module("bench_contiguous")
     meta = {"small": False, "command": "old", "timestamp": "2026-01-01 00:00 UTC", "plot": "p.png"}
     stored = {"meta": meta, "cases": {"a": _record("run1"), "b": _record("run1"), "gone": _record("run1")},
               "eager": {"view": {"ratio": 2.0, "ratio_min": 2.0}},
               "sweep": {"transpose": [{"log2_elements": 10, "compile_s": {"ours": 0.1}, "hlo_bytes": 1}]}}
     new = {"meta": {"small": False, "command": "new"}, "cases": {"b": _record("run2")}}
-    merged = report.merge_results(stored, new, ["a", "b"], ["view"])
+    merged = bc.merge_results(stored, new, ["a", "b"], ["view"])
     assert list(merged["cases"]) == ["a", "b"]
     assert [merged["cases"][n]["run"]["command"] for n in "ab"] == ["run1", "run2"]
     assert merged["eager"]["view"]["run"]["command"] == "old"  # stored without a stamp: the file's meta
@@ -366,7 +347,7 @@ def test_merge_results_replaces_only_what_was_measured():
     old_run = ["eager view", "sweep transpose 2^10"]  # stored without stamps: the file's run
     assert [labels for _, labels in report.runs(merged)] == [old_run, ["a"], ["b"]]
     small = {"meta": {"small": True, "command": "s"}, "cases": {"b": _record("run3")}}
-    assert list(report.merge_results(stored, small, ["a", "b"], ["view"])["cases"]) == ["b"]
+    assert list(bc.merge_results(stored, small, ["a", "b"], ["view"])["cases"]) == ["b"]
 
 
 def test_docs_benchmarks_md_is_generated_from_the_stored_json(tmp_path):
@@ -423,18 +404,15 @@ def test_bench_overlap_small_run(tmp_path, capsys):
     groups = {(r["family"], r["answer"]) for r in rows}
     assert {(s["family"], s["answer"]) for s in result["summary"]} == groups
     assert "ours/numpy" in capsys.readouterr().out
+    # every self-overlap query is cold: the ring of copies outgrows the answers' cache, and
+    # each copy is a distinct key of it with the same answer
+    from functional_strides._src.core.overlap import overlap as _overlap
 
-
-def test_memory_section_measures_each_allocator_setting(result, small_run):
-    memory = result["memory"]
-    assert memory["elements"] == 2**16
-    assert set(memory["settings"]) == {"default", "GLIBC_TUNABLES=glibc.malloc.hugetlb=1"}
-    for setting, m in memory["settings"].items():
-        for key in ("jnp_copy_ms", "np_fresh_ms", "np_reused_ms", "jnp_copy_gbs", "np_reused_gbs"):
-            assert _positive(m[key]), (setting, key)
-        assert m["jnp_copy_gbs"] == pytest.approx(2 * 4 * 2**16 / (m["jnp_copy_ms"] * 1e-3) / 1e9)
-        assert all(m[k] >= 0 for k in ("jnp_copy_faults", "np_fresh_faults", "np_reused_faults"))
-    assert "## Physical limits on this machine" in small_run[1]["markdown"].read_text()
+    a = fs.Layout((40, 40, 40), (1201, 1999, 2803))
+    ring = module._cold_ring(a)
+    assert len(ring) > _overlap._internal_witness.cache_info().maxsize
+    assert len({(r.shape, r.strides) for r in ring}) == len(ring)
+    assert {fs.has_internal_overlap(r) for r in ring[:5]} == {fs.has_internal_overlap(a)}
 
 
 # -- benchmarks/bench_sharded.py ------------------------------------------------------------------

@@ -52,7 +52,7 @@ constexpr int kMaxThreads = 64;           // parts of one call, at most
 // The memory traffic (bytes, as ElementCost counts it) a part of a call has at least, a chunk's:
 // below twice this a call runs on the calling thread alone, sparing the pool's wake-up of a
 // worker, and a larger minimum measured no faster where the split begins (see
-// benchmarks/bench_native.py, table "split"; docs/performance.md).
+// benchmarks/lowering_choices.py, table "split"; docs/performance.md).
 constexpr int64_t kTaskMinBytes = kChunkBytes;
 // How long the calling thread spins for the last chunks held by tasks before it sleeps: one
 // chunk's time at most, less than a sleep and a wake-up.
