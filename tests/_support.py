@@ -127,3 +127,56 @@ def run_pure_python(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def every_path(fn, methods, *args) -> dict[str, Any]:
+    """``{method: fn(method, *args)}`` for each of ``methods`` that applies, all of them
+    compiled in one ``jax.jit`` program (a compile costs far more than the paths it holds).
+
+    A method applies when tracing ``fn(method, *args)`` raises no ``LayoutError`` (checked
+    with ``jax.eval_shape``, which traces and compiles nothing); each path is still lowered on
+    its own, as ``method=`` forces it, and its value is its own output of the program."""
+    import jax
+
+    from functional_strides import LayoutError
+
+    ran = []
+    for method in methods:
+        try:
+            jax.eval_shape(lambda *a, m=method: fn(m, *a), *args)
+        except LayoutError:
+            continue  # the path does not apply to these arguments
+        ran.append(method)
+    outs = jax.jit(lambda *a: [fn(m, *a) for m in ran])(*args)
+    return dict(zip(ran, outs, strict=True))
+
+
+def draws(n: int) -> int:
+    """How many of ``n`` cases (the count under the default hypothesis profile, ``ci``) a test
+    draws under the profile loaded: proportionally more or fewer, ``fast`` (the fast loop,
+    ``pytest -m "not slow"``) a third, ``thorough`` about 33 times as many; at least three."""
+    import math
+
+    from hypothesis import settings
+
+    return max(3, math.ceil(n * settings.default.max_examples / settings.get_profile("ci").max_examples))
+
+
+def examples(n: int, **kwargs: Any):
+    """``hypothesis.settings`` for a property test that draws ``draws(n)`` examples: ``n``
+    under the default profile. Other keyword arguments go to ``settings`` as they are."""
+    from hypothesis import settings
+
+    return settings(max_examples=draws(n), **kwargs)
+
+
+def numpy_read(storage, layout):
+    """The view ``layout`` of 1-D ``storage`` read by NumPy (``as_strided``, byte strides,
+    copied): the reference for views of millions of elements, where the oracle's loop over
+    every coordinate would take seconds. No bounds check: the view must lie in ``storage``."""
+    import numpy as np
+    from numpy.lib.stride_tricks import as_strided
+
+    storage = np.asarray(storage)
+    base = storage[int(layout.offset):]
+    return as_strided(base, layout.shape, [s * storage.itemsize for s in layout.strides]).copy()

@@ -42,6 +42,7 @@ def test_at_matches_jnp_at_on_the_values_and_the_oracle_on_the_storage(x, data):
     np.testing.assert_array_equal(np.asarray(x.at[key].get()), np.asarray(jnp.asarray(x)[key]))
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("key", [
     2, -1, slice(None, None, 2), slice(1, None, 3), (None, 1),
     (Ellipsis, 0), (1, slice(None), None), (slice(0, 2), Ellipsis, slice(1, 3))], ids=repr)

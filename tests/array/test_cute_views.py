@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import import_torch
-from hypothesis import given, settings
+from _support import examples, import_torch
+from hypothesis import given
 from hypothesis import strategies as st
 
 import functional_strides as fs
@@ -59,7 +59,7 @@ def _blocks(a, tiles):
 
 
 @pytest.mark.parametrize("transform", [jax.jit, _identity], ids=["jit", "eager"])
-@settings(max_examples=15)
+@examples(8)
 @given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=3),
        st.integers(0, 2), st.integers(0, 3), st.booleans())
 def test_tile_is_the_blocked_array(transform, dims, extra, offset, transposed):
@@ -80,7 +80,7 @@ def test_tile_is_the_blocked_array(transform, dims, extra, offset, transposed):
     np.testing.assert_array_equal(np.asarray(got).reshape(want.shape), want)
 
 
-@settings(max_examples=20)
+@examples(10)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3))
 def test_logical_divide_of_an_array(m, n, tm, tn):
     a = np.arange(m * tm * n * tn).reshape(m * tm, n * tn)

@@ -89,6 +89,7 @@ def test_traced_offset_is_clamped_into_the_storage(offset):
                                   oracle.scatter(np.asarray(storage), clamped, -1.0, "set"))
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("offset", [3, 2**31 - 1, 2**31, 2**32 - 1])
 @pytest.mark.parametrize("method", ["auto", "scatter", "strided_copy"])
 def test_a_traced_unsigned_offset_past_the_signed_range_clamps_to_the_end(offset, method):
@@ -115,6 +116,7 @@ def test_bounds_checked_when_made_and_span_checked_under_a_trace():
         jax.jit(lambda o: StridedArray(storage, Layout((2, 2), (10, 1), o)).at[...].add(1.0))(jnp.int32(0))
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("mode", ["set", "add", "mul", "min", "max"])
 @pytest.mark.parametrize("method", WRITE_METHODS)
 @pytest.mark.parametrize("layout", [

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from _support import examples
+from hypothesis import given
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 from numpy.lib.stride_tricks import sliding_window_view as np_sliding_window_view
@@ -186,7 +187,7 @@ def draw_op(data, shape: tuple[int, ...]):
 _EXPECTED = {IndexError: OutOfRangeError, ValueError: LayoutError}
 
 
-@settings(max_examples=150, deadline=None)
+@examples(75, deadline=None)
 @given(layouts(negative=True, max_rank=3, max_extent=4, max_stride=6), st.data())
 def test_random_chains_match_numpy(layout, data):
     pair = _pair(layout)

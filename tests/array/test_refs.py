@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import import_torch
-from hypothesis import HealthCheck, event, given, settings
+from _support import examples, import_torch
+from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 from jax import lax
 from strategies import getitem_keys, op_chains
@@ -176,7 +176,7 @@ def _chain(x: Any, t: Any, chain) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(start=op_chains(max_len=3), data=st.data())
 def test_inplace_ops_through_view_chains_match_torch(transform, start, data):
     """Random view chains, then an in-place op: the whole storage equals PyTorch's, or both
@@ -229,7 +229,7 @@ def test_inplace_ops_through_view_chains_match_torch(transform, start, data):
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
-@settings(max_examples=60, deadline=None)
+@examples(30, deadline=None)
 @given(start=op_chains(max_len=3), data=st.data())
 def test_copy_and_add_through_view_chains_match_the_oracle(transform, start, data):
     """``copy_`` and ``add_`` through the view a chain leaves: the storage the oracle's
@@ -324,6 +324,7 @@ def _as_float64(values: Any) -> np.ndarray:
     return np.asarray(values).astype(np.complex128)
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dtype_rules_match_torch(dtype, op):
@@ -676,6 +677,7 @@ def _bound(numel: int) -> int:
     return 3 * 8 * numel + 4096
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("context", ["jit", "fori_loop", "scan"])
 @pytest.mark.parametrize(("name", "view"), [
     ("row", lambda x: x.view(1024, 1024)[3]),

@@ -116,6 +116,7 @@ def _check_step(op: Op, t_in: Any, x: fs.StridedArray, functional: bool = False)
 
 
 # -- hypothesis: one op at a time, every op -------------------------------------------------------
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("name", OP_NAMES)
 @given(x=strided_arrays(), data=st.data())
 def test_op_matches_torch(name: str, x: fs.StridedArray, data: st.DataObject) -> None:

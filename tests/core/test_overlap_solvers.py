@@ -10,8 +10,8 @@ import random
 
 import numpy as np
 import pytest
-from _support import native_search, run_pure_python
-from hypothesis import given, settings
+from _support import examples, native_search, run_pure_python
+from hypothesis import given
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided as np_as_strided
 
@@ -107,7 +107,7 @@ def _compiled_module():
     return native_search()
 
 
-@settings(max_examples=80)
+@examples(40)
 @given(eq=_equations(), avoid=st.booleans(), budget=st.sampled_from([0, 1, 3, 10, 10**6]))
 def test_compiled_search_takes_the_python_search_steps(eq, avoid, budget):
     """Same tree, same order: with equal budgets, equal answers (solution, None or False)."""
@@ -150,7 +150,7 @@ def _brute_pair(a: Layout, b: Layout) -> bool:
     return bool(indices(a) & indices(b))
 
 
-@settings(max_examples=120)
+@examples(60)
 @given(pair=_pairs(), budget=st.sampled_from([0, 2, 10**6]))
 def test_compiled_pair_call_is_the_python_quick_path(pair, budget):
     """One compiled call (fast paths, flips, mirror, search, witness) == the Python quick path."""
@@ -170,7 +170,7 @@ def test_compiled_pair_call_is_the_python_quick_path(pair, budget):
         assert _index(a, python[0]) == _index(b, python[1]), (a, b, python)
 
 
-@settings(max_examples=120)
+@examples(60)
 @given(shape=st.lists(st.integers(0, 6), max_size=4), data=st.data(), budget=st.sampled_from([0, 2, 10**6]))
 def test_compiled_internal_call_is_the_python_path(shape, data, budget):
     _compiled_module()
@@ -366,7 +366,7 @@ def _layouts(draw, max_rank=4):
     return Layout(shape, strides, draw(st.integers(0, 300)))
 
 
-@settings(max_examples=60)
+@examples(30)
 @given(a=_layouts(), b=_layouts(), mode=st.sampled_from(list(PATHS)))
 def test_pairs_agree_with_numpy_shares_memory(a, b, mode):
     buffer = np.empty(max(x.offset + x.required_storage_size for x in (a, b)) + 1, np.int8)
@@ -376,7 +376,7 @@ def test_pairs_agree_with_numpy_shares_memory(a, b, mode):
         assert overlaps(a, b) == expected, (a, b, mode)
 
 
-@settings(max_examples=60)
+@examples(30)
 @given(layout=_layouts(max_rank=5), mode=st.sampled_from(list(PATHS)))
 def test_internal_overlap_agrees_with_brute_force_on_every_path(layout, mode):
     with pytest.MonkeyPatch.context() as mp:

@@ -214,6 +214,7 @@ def _values(storage: np.ndarray, layout: Layout, result: Any, copied: bool) -> A
 _NUMPY_OPS = tuple(n for n, spec in OPS.items() if spec.numpy is not None)
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("name", _NUMPY_OPS)
 @given(layout=layouts(), data=st.data())
 def test_values_match_numpy(name: str, layout: Layout, data: st.DataObject) -> None:

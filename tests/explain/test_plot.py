@@ -60,6 +60,7 @@ def _texts(fig):
     return [(t, t.get_window_extent(renderer)) for t in artists if t.get_visible() and t.get_text().strip()]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_any_rank_draws_every_element_legibly(case):
     e = fs.explain(CASES[case](), show=False)

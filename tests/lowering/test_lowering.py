@@ -236,6 +236,7 @@ EVERY_OTHER_LAYOUTS = [
 ]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize(("layout", "size", "copy"), FAR_LAYOUTS + EVERY_OTHER_LAYOUTS,
                          ids=[str(c[0]) for c in FAR_LAYOUTS + EVERY_OTHER_LAYOUTS])
 def test_far_apart_and_every_other_elements_take_the_strided_copy_in_the_measured_sizes(layout, size, copy):
@@ -292,6 +293,7 @@ def test_vmap_over_a_batch_of_storages(method):
     np.testing.assert_array_equal(np.asarray(got), expected)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("method", PATHS)
 def test_grad_through_overlapping_views(method):
     _forced(method)
@@ -312,6 +314,7 @@ DTYPES = [jnp.bool_, jnp.int8, jnp.int16, jnp.int32, jnp.uint8, jnp.float16, jnp
           jnp.float32, jnp.complex64]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: jnp.dtype(d).name)
 def test_every_path_for_every_dtype(dtype):
     storage = (np.arange(40) % 7).astype(jnp.dtype(dtype))

@@ -70,6 +70,7 @@ def _src(name: str, shape) -> np.ndarray:
     return values.astype(STORAGES[name].dtype)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("storage", list(STORAGES))
 @pytest.mark.parametrize("method", list(VIEWS))
 def test_every_write_path_keeps_what_the_view_leaves(method, storage):

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import import_torch
-from hypothesis import given, settings
+from _support import examples, import_torch
+from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
 from strategies import layouts
@@ -54,6 +54,7 @@ def reference_grads(storage: np.ndarray, layout: Layout, src: np.ndarray, cotang
 EXAMPLE = Layout((2, 4), (2, 1))  # two windows of 4 every 2: slots 2 and 3 are shared
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("method", paths_for(EXAMPLE, 6))
 @pytest.mark.parametrize("transform", [pytest.param(jax.jit, id="jit"),
                                        pytest.param(lambda f: f, id="eager")])
@@ -70,6 +71,7 @@ def test_worked_example(method, transform):
     assert d_src.reshape(-1).tolist() == [1.0, 2.0, 6.0, 8.0, 6.0, 8.0, 5.0, 6.0]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("method", paths_for(EXAMPLE, 6))
 @pytest.mark.parametrize(
     "src, d_src",
@@ -104,7 +106,7 @@ _exclusive_products = jax.jit(exclusive_products)
 
 @given(slots=st.lists(st.integers(0, 3), min_size=10, max_size=10),
        values=st.lists(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.0]), min_size=10, max_size=10))
-@settings(max_examples=40)
+@examples(20)
 def test_exclusive_products_match_brute_force(slots, values):
     got = _exclusive_products(jnp.asarray(slots, jnp.int32), jnp.asarray(values, jnp.float32))
     expected = [np.prod([v for j, (t, v) in enumerate(zip(slots, values, strict=True)) if j != k and t == s])
@@ -138,6 +140,7 @@ def test_grad_cases_overlap_as_their_comments_say():
     assert [oracle.has_internal_overlap(layout) for layout in GRAD_CASES] == [True] * 5 + [False]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("layout", GRAD_CASES, ids=str)
 def test_check_grads_on_every_path(layout):
     n = layout.required_storage_size + 2
@@ -146,11 +149,12 @@ def test_check_grads_on_every_path(layout):
         storage = jnp.linspace(-1.0, 1.5, n)
         src = jnp.linspace(0.5, -1.5, layout.numel).reshape(layout.shape)
         weights = jnp.linspace(0.1, 1.0, n)
-        for method in paths_for(layout, n):
-            def f(s, v, method=method):
-                return jnp.sin(write(s, layout, v, mode="mul", method=method)) * weights
+        methods = paths_for(layout, n)
 
-            check_grads(jax.jit(f), (storage, src), order=1, modes=("fwd", "rev"))
+        def f(s, v):  # every path in one program (a compile costs more than the paths)
+            return [jnp.sin(write(s, layout, v, mode="mul", method=m)) * weights for m in methods]
+
+        check_grads(jax.jit(f), (storage, src), order=1, modes=("fwd", "rev"))
 
 
 def test_grads_under_vmap_of_batched_storages():
@@ -195,7 +199,7 @@ def test_grads_with_a_traced_offset():
 
 @given(layout=layouts(max_rank=3, max_extent=4, max_stride=3, max_offset=2, kinds=("random", "broadcast")),
        data=st.data())
-@settings(max_examples=15)
+@examples(8)
 def test_random_layouts_match_reference(layout, data):
     n = layout.required_storage_size + data.draw(st.integers(0, 2))
     if layout.is_empty or n == 0:
@@ -218,6 +222,7 @@ def test_random_layouts_match_reference(layout, data):
 TORCH_CASES = [Layout((3, 3), (1, 1)), Layout((4, 5), (3, 1), 1), Layout((2, 2, 3), (1, 2, 1))]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("layout", TORCH_CASES, ids=str)
 @pytest.mark.parametrize("zeros", [0, 1, 2])
 def test_matches_torch_scatter_reduce_prod(layout, zeros):

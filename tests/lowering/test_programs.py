@@ -73,6 +73,7 @@ def test_a_cached_program_traces_once_per_signature():
     assert scale._cache_size() == 0
 
 
+@pytest.mark.slow
 def test_the_cache_never_holds_more_than_its_size(small_cache):
     """Ten fresh shapes through eager reads and writes: at most four programs held, values
     equal to the oracle's (programs evicted and compiled again on the way)."""

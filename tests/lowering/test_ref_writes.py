@@ -11,7 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from _support import examples
+from hypothesis import HealthCheck, assume, given
 from jax import lax
 from strategies import layouts
 
@@ -69,7 +70,7 @@ def _write(storage, layout, values, *, traced, transform, method):
 @pytest.mark.parametrize("transform", ["jit", "eager"])
 @pytest.mark.parametrize("traced", [True, False], ids=["traced-offset", "static-offset"])
 @pytest.mark.parametrize("method", ["auto", *WRITE_PATHS])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@examples(13, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(layout=layouts(max_rank=3, negative=True, kinds=("contiguous", "permuted", "sliced", "random")))
 def test_every_write_path_matches_the_oracle(transform, traced, method, layout):
     """Each path, forced where it applies, writes exactly the view's slots (the oracle's
@@ -85,7 +86,7 @@ def test_every_write_path_matches_the_oracle(transform, traced, method, layout):
 
 
 @pytest.mark.parametrize("traced", [True, False], ids=["traced-offset", "static-offset"])
-@settings(max_examples=40, deadline=None)
+@examples(20, deadline=None)
 @given(layout=layouts(max_rank=3, negative=True))
 def test_read_value_matches_the_oracle(traced, layout):
     """Reads of any view (overlapping and expanded ones included) inside ``jit``: the read
@@ -187,6 +188,7 @@ def _bound(shape) -> int:
     return 3 * 8 * int(np.prod(shape)) + 4096
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("method", ["auto", *WRITE_PATHS])
 @pytest.mark.parametrize("context", ["jit", "fori_loop", "scan"])
 @pytest.mark.parametrize("name", sorted(WINDOWS))

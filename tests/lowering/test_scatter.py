@@ -176,6 +176,7 @@ def test_vmap_over_bases_and_sources():
             np.asarray(out2[i]), fs.oracle.scatter(np.asarray(bases[0]), layout, np.asarray(srcs[i]), "set"))
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize(
     "layout, mode",
     [(Layout((3, 4), (1, 2), 1), "set"), (Layout((4, 3), (2, 1), 0), "add"),

@@ -122,6 +122,7 @@ CHOSEN = [
 ]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize(("layout", "size", "add_paths", "set_paths"), CHOSEN,
                          ids=["rows", "transpose", "strided-rows", "expanded-rows", "windows", "patches",
                               "column", "diagonal", "one-slot"])
@@ -296,6 +297,7 @@ def test_jit_does_not_retrace_for_equal_layouts(path, mode):
     chex.clear_trace_counter()
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize(("path", "mode"), list(TRANSFORM_CASES), ids=CASE_IDS)
 def test_vmap_over_storages_and_sources(path, mode):
     layout = TRANSFORM_CASES[_forced(path), mode]
@@ -307,6 +309,7 @@ def test_vmap_over_storages_and_sources(path, mode):
     np.testing.assert_array_equal(np.asarray(got), expected)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize(("path", "mode"), list(TRANSFORM_CASES), ids=CASE_IDS)
 def test_grads_through_every_path(path, mode):
     layout = TRANSFORM_CASES[_forced(path), mode]
@@ -333,6 +336,7 @@ def test_grads_through_every_path(path, mode):
 DTYPES = [jnp.bool_, jnp.int8, jnp.int32, jnp.uint8, jnp.float16, jnp.bfloat16, jnp.float32, jnp.complex64]
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: jnp.dtype(d).name)
 def test_every_path_for_every_dtype(dtype):
     dtype = jnp.dtype(dtype)

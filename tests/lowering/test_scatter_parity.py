@@ -142,6 +142,7 @@ VIEW_STEPS = {
 }
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("seed", range(40))
 def test_writes_through_view_chains_match_torch(seed):
     rng = np.random.default_rng(seed)

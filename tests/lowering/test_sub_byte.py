@@ -12,9 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _support import every_path
 
 import functional_strides as fs
-from functional_strides import Layout, LayoutError, LayoutTypeError, oracle
+from functional_strides import Layout, LayoutTypeError, oracle
 
 SUB_BYTE = [jnp.int4, jnp.uint4, jnp.int2, jnp.float4_e2m1fn]
 LAYOUTS = [Layout((4, 4), (1, 4), 0), Layout((3, 4), (2, 1), 1), Layout((4,), (5,), 0),
@@ -30,42 +31,43 @@ def _same(got, want) -> None:
     np.testing.assert_array_equal(np.asarray(got).astype(np.float32), np.asarray(want).astype(np.float32))
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("dtype", SUB_BYTE, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
 def test_reads_on_every_path(dtype, layout):
     storage = _storage(dtype)
     want = oracle.materialize(np.asarray(storage), layout)
     _same(fs.materialize(storage, layout), want)
-    ran = 0
-    for method in fs.READ_METHODS:
-        try:
-            got = jax.jit(lambda s, m=method: fs.materialize(s, layout, method=m))(storage)
-        except LayoutError:
-            continue  # the path does not apply to this layout
-        _same(got, want)
-        ran += 1
-    assert ran >= 2
+    got = every_path(lambda m, s: fs.materialize(s, layout, method=m), fs.READ_METHODS, storage)
+    for out in got.values():
+        _same(out, want)
+    assert len(got) >= 2
 
 
+MODES = ("set", "add", "mul", "min", "max")
+
+
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("dtype", SUB_BYTE, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("mode", ["set", "add", "mul", "min", "max"])
 @pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
-def test_writes_on_every_path(dtype, mode, layout):
+def test_writes_on_every_path(dtype, layout):
+    """Every mode on every path that applies, eagerly and (all of them in one program) under
+    ``jit``."""
     storage = _storage(dtype)
     values = jnp.asarray(np.ones(layout.shape), dtype)
-    want = oracle.scatter(np.asarray(storage), layout, np.asarray(values), mode=mode)
-    overlap = "last" if mode == "set" else "error"
-    _same(fs.write(storage, layout, values, mode=mode, overlap=overlap), want)
-    ran = 0
-    for method in fs.WRITE_METHODS:
-        try:
-            got = jax.jit(lambda s, v, m=method: fs.write(s, layout, v, mode=mode, method=m,
-                                                          overlap=overlap))(storage, values)
-        except LayoutError:
-            continue  # the path does not apply to this layout, mode or dtype
-        _same(got, want)
-        ran += 1
-    assert ran >= 2
+    overlap = {mode: "last" if mode == "set" else "error" for mode in MODES}
+    want = {mode: oracle.scatter(np.asarray(storage), layout, np.asarray(values), mode=mode)
+            for mode in MODES}
+    for mode in MODES:
+        _same(fs.write(storage, layout, values, mode=mode, overlap=overlap[mode]), want[mode])
+    pairs = [(mode, method) for mode in MODES for method in fs.WRITE_METHODS]
+    got = every_path(lambda pair, s, v: fs.write(s, layout, v, mode=pair[0], method=pair[1],
+                                                 overlap=overlap[pair[0]]), pairs, storage, values)
+    for (mode, method), out in got.items():
+        np.testing.assert_array_equal(np.asarray(out).astype(np.float32), want[mode].astype(np.float32),
+                                      err_msg=f"{mode} {method}")
+    for mode in MODES:
+        assert sum(m == mode for m, _ in got) >= 2, (mode, list(got))
 
 
 @pytest.mark.parametrize(("old", "new"), [(jnp.int8, jnp.int4), (jnp.int4, jnp.int8), (jnp.uint8, jnp.uint4),

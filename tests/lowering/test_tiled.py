@@ -13,7 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _support import examples
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from functional_strides import oracle, views
@@ -83,7 +84,7 @@ def permutes(draw):
     return shape, perm
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@examples(20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=permutes(), dtype=st.sampled_from([np.float32, np.int8, np.float16]))
 def test_transpose_equals_numpy(small_tiles, case, dtype):
     shape, perm = case
@@ -105,7 +106,7 @@ def test_every_permute_of_rank_4_with_edges(small_tiles):
     assert tiled == 4
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@examples(15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.integers(2, 9), cols=st.integers(2, 9), offset=st.integers(0, 3),
        step=st.sampled_from([1, 2]))
 def test_structured_read_through_tiles_equals_oracle(small_tiles, rows, cols, offset, step):
@@ -131,6 +132,7 @@ def test_large_transpose_is_a_loop_without_gather_or_temporary():
                                   storage.reshape(512, 512).T)
 
 
+@pytest.mark.slow
 def test_every_reversal_of_every_permute_of_rank_4(small_tiles):
     """``rev`` reverses output axes: inside the tiles where each reversed axis is a whole block
     (or all of a block's axes are reversed), else by XLA's rev after its transpose."""
@@ -150,6 +152,7 @@ def test_every_reversal_of_every_permute_of_rank_4(small_tiles):
     assert 0 < inside < 4 * 16  # both kinds occur
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("layout", [
     Layout((2048, 1024), (-1, 4096), 2047),          # x[:, ::-1][::2].t() of a 2048x2048 x
     Layout((2048, 2048), (1, -2048), 2047 * 2048),   # x[::-1].t()

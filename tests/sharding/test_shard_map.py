@@ -40,6 +40,7 @@ def _applies(call):
         return None
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("kind", list(MESHES))
 @pytest.mark.parametrize("name", list(READS))
 def test_reads_inside_shard_map_on_every_path(kind, name):
@@ -58,6 +59,7 @@ def test_reads_inside_shard_map_on_every_path(kind, name):
     np.testing.assert_array_equal(np.asarray(f(storage)), want.reshape(-1))
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("name", list(WRITES))
 def test_writes_inside_shard_map_on_every_path(name):
     mesh, layout = MESHES["explicit"](), WRITES[name]

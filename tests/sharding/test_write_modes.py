@@ -88,12 +88,13 @@ auto = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
 # overlapping rows whose parts reach into the right neighbour's block, the left one's, both,
 # and past the end of dim 0 (padded); the slots get 2-6 contributions each
 LAYOUTS = [Layout((31, 16), (8, 1)), Layout((64, 8), (3, 1)), Layout((70, 8), (3, 1), 2),
-           Layout((61, 12), (4, 1)), Layout((40, 20), (6, 1), 1)]
+           Layout((40, 20), (6, 1), 1)]
 seen = set()
-for dtype, start, step in [(jnp.bfloat16, 256.0, 1.0), (ml_dtypes.float8_e4m3fn, 16.0, 1.0)]:
+for dtype, start, modes in [(jnp.bfloat16, 256.0, [("add", 1.0), ("mul", 1.0 + 2.0**-8)]),
+                            (ml_dtypes.float8_e4m3fn, 16.0, [("add", 1.0)])]:
     plain = np.full(N, start, dtype)
     for layout in LAYOUTS:
-        for mode, value in [("add", step), ("mul", 1.0 + 2.0**-8)]:
+        for mode, value in modes:
             src = np.full(layout.shape, value, np.float32).astype(dtype)
             want = oracle.scatter(plain, layout, src, mode)
             for mesh in (explicit, auto):
