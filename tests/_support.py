@@ -180,3 +180,23 @@ def numpy_read(storage, layout):
     storage = np.asarray(storage)
     base = storage[int(layout.offset):]
     return as_strided(base, layout.shape, [s * storage.itemsize for s in layout.strides]).copy()
+
+
+def numpy_write(storage, layout, values, mode):
+    """``storage`` with ``values`` set (``mode="set"``, a view whose elements have slots of
+    their own) or added (``"add"``, by NumPy's ``np.add.at``: unbuffered, a slot's additions
+    in row-major order of the view, as the oracle's loop adds them) through the view
+    ``layout``: the reference for views of many elements. ``storage`` is left as it was."""
+    import numpy as np
+    from numpy.lib.stride_tricks import as_strided
+
+    index = np.arange(np.asarray(storage).size)
+    slots = as_strided(index[int(layout.offset):], layout.shape,
+                       [s * index.itemsize for s in layout.strides]).reshape(-1)
+    out = np.array(storage, copy=True)
+    if mode == "add":
+        np.add.at(out, slots, np.asarray(values).reshape(-1))
+    else:
+        assert mode == "set" and np.unique(slots).size == slots.size, "a set through slots of their own only"
+        out[slots] = np.asarray(values).reshape(-1)
+    return out

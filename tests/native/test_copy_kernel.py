@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _support import copy_kernel, numpy_read, run_pure_python
+from _support import copy_kernel, numpy_read, numpy_write, run_pure_python
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import layouts, storage_for
@@ -409,6 +409,15 @@ def _write(storage, layout, values, mode, overlap="error", donate=False):
     return f(storage, values)
 
 
+def _write_each(cases, mode, overlap="error"):
+    """:func:`_write` of each ``(storage, layout, values)`` in ``cases``, all in one program
+    (each write is its own call of the handler)."""
+    layouts = [layout for _, layout, _ in cases]
+    f = jax.jit(lambda ss, vs: [fs.write(s, lay, v, mode=mode, overlap=overlap, method="strided_copy")
+                                for s, lay, v in zip(ss, layouts, vs, strict=True)])
+    return f([jnp.asarray(s) for s, _, _ in cases], [jnp.asarray(v) for _, _, v in cases])
+
+
 @given(layout=layouts(max_rank=4, negative=True).filter(lambda lay: lay.numel > 0),
        mode=st.sampled_from(["set", "add"]),
        dtype=st.sampled_from(["int8", "float16", "float32", "int32", "uint32", "complex64"]),
@@ -502,14 +511,15 @@ def test_sets_of_every_other_slot_keep_the_slots_between(length, dtype):
     element."""
     rng = np.random.default_rng(length)
     row = 2 * length + 6
+    cases = []
     for layout in (Layout((5, length), (row, 2), 1),  # the storage ends at the last element
                    Layout((4, length), (-row, 2), 3 * row + 2),
                    Layout((3, 2, length), (4 * length + 8, 2 * length + 4, 2)),
                    Layout((2, length), (1, 2)),  # interleaved: the view fills the gaps
                    Layout((length,), (-2,), 2 * length - 2)):
         storage = rng.integers(0, 100, layout.required_storage_size).astype(dtype)
-        values = rng.integers(100, 200, layout.shape).astype(dtype)
-        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "set")
+        cases.append((storage, layout, rng.integers(100, 200, layout.shape).astype(dtype)))
+    for got, (storage, layout, values) in zip(_write_each(cases, "set"), cases, strict=True):
         np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "set"),
                                       err_msg=str(layout))
 
@@ -546,7 +556,7 @@ def test_large_sets_of_every_other_slot(layout):
     storage = np.arange(layout.required_storage_size, dtype=np.float32)
     values = -np.arange(1, layout.numel + 1, dtype=np.float32).reshape(layout.shape)
     got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "set", donate=True)
-    np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "set"))
+    np.testing.assert_array_equal(np.asarray(got), numpy_write(storage, layout, values, "set"))
 
 
 @given(count=st.integers(1, 300), length=st.integers(2, 1100), step=st.integers(1, 1100),
@@ -581,14 +591,16 @@ def test_overlap_add_adds_every_slot_in_one_pass_in_row_major_order(windows, ste
     cases = [((count, windows * step), (step, 1), 3, "float32"),
              ((count, windows * step), (step, 1), 0, "int32"),
              ((count // 2, windows * step + 1), (step, 1), 1, "float32")]  # the hop does not divide it
+    writes = []
     for shape, strides, offset, dtype in cases:
         layout = Layout(shape, strides, offset)
         rng = np.random.default_rng(step * 31 + windows)
         storage = (rng.standard_normal(layout.required_storage_size + 7) * 50).astype(dtype)
-        values = (rng.standard_normal(layout.shape) * 50).astype(dtype)
-        got = _write(jnp.asarray(storage), layout, jnp.asarray(values), "add", overlap="last")
-        np.testing.assert_array_equal(np.asarray(got), oracle.scatter(storage, layout, values, "add"),
-                                      err_msg=f"{layout} {dtype}")
+        writes.append((storage, layout, (rng.standard_normal(layout.shape) * 50).astype(dtype)))
+    got = _write_each(writes, "add", overlap="last")
+    for out, (storage, layout, values) in zip(got, writes, strict=True):
+        np.testing.assert_array_equal(np.asarray(out), numpy_write(storage, layout, values, "add"),
+                                      err_msg=f"{layout} {storage.dtype}")
 
 
 def test_overlap_add_in_one_pass_of_eight_byte_elements():
