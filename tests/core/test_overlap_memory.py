@@ -425,7 +425,7 @@ def test_adversarial_layouts_exact_within_the_cap():
     memory was exhausted before; an undecided pair query runs on, interrupted by an alarm, with
     its memory under the cap all the while."""
     queries = [["internal", seed, rank, exponent, -1, 60] for rank, exponent in _FAMILIES for seed in (0, 2)]
-    queries += [["pair", 1, 40, 40, -1, 8], ["pair", 0, 30, 40, -1, 8]]
+    queries += [["pair", 1, 40, 40, -1, 5], ["pair", 0, 30, 40, -1, 5]]
     report = _run_child(queries, timeout=400)
     for kind, seed, rank, exponent, answer, _ in report["results"]:
         if kind == "internal":
