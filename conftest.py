@@ -21,7 +21,7 @@ collect_ignore_glob = ["docs/_build/*", "docs/_generated/*", "docs/_autosummary/
 # that a green run is green again on the same code; HYPOTHESIS_PROFILE=dev or =thorough draws
 # fresh ones each run, to look further.
 settings.register_profile(
-    "ci", max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    "ci", max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "dev", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -29,7 +29,7 @@ settings.register_profile(
 settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-# The fast loop (``pytest -m "not slow"``) draws a third as many (``fast``; tests that name
+# The fast loop (``pytest -m "not slow"``) draws half as many (``fast``; tests that name
 # their own count take it through ``_support.examples``, which scales it the same way).
 settings.register_profile(
     "fast", max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]

@@ -59,7 +59,7 @@ def _blocks(a, tiles):
 
 
 @pytest.mark.parametrize("transform", [jax.jit, _identity], ids=["jit", "eager"])
-@examples(8)
+@examples(5)
 @given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=3),
        st.integers(0, 2), st.integers(0, 3), st.booleans())
 def test_tile_is_the_blocked_array(transform, dims, extra, offset, transposed):
@@ -80,7 +80,7 @@ def test_tile_is_the_blocked_array(transform, dims, extra, offset, transposed):
     np.testing.assert_array_equal(np.asarray(got).reshape(want.shape), want)
 
 
-@examples(10)
+@examples(7)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3))
 def test_logical_divide_of_an_array(m, n, tm, tn):
     a = np.arange(m * tm * n * tn).reshape(m * tm, n * tn)

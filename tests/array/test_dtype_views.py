@@ -86,7 +86,7 @@ def _compare(t_fn, our_fn):
     return ours
 
 
-@examples(40, deadline=None)
+@examples(27, deadline=None)
 @given(case=_cases(), new=st.sampled_from(DTYPES))
 def test_view_dtype_matches_torch(case, new):
     torch = import_torch()
@@ -99,7 +99,7 @@ def test_view_dtype_matches_torch(case, new):
         assert x.view(new).layout == ours.layout  # and dtype names
 
 
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(case=_cases(dtypes=("complex64",)))
 def test_view_as_real_matches_torch(case):
     torch = import_torch()
@@ -107,7 +107,7 @@ def test_view_as_real_matches_torch(case):
     _compare(lambda: torch.view_as_real(t), lambda: fs.view_as_real(x))
 
 
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(case=_cases(dtypes=("float32", "float32", "int32", "bfloat16")))
 def test_view_as_complex_matches_torch(case):
     torch = import_torch()
@@ -167,7 +167,7 @@ def test_dtype_views_under_jit_and_with_a_traced_offset():
 @given(n=st.integers(0, 9), pair=st.sampled_from([("float32", "int8"), ("int8", "float32"), ("bool", "uint8"),
                                                   ("complex64", "float32"), ("float32", "complex64"),
                                                   ("uint8", "bool"), ("bfloat16", "float16")]))
-@examples(15, deadline=None)
+@examples(10, deadline=None)
 def test_bitcast_storage_reads_the_bytes_as_numpy_does(n, pair):
     old, new = map(_np_dtype, pair)
     raw = np.random.default_rng(n).integers(0, 2 if np.bool_ in (old, new) else 256, n * old.itemsize,

@@ -53,7 +53,7 @@ def _numpy_views(draw):
     return a[flips], base, layout.offset  # some dims reversed: negative strides
 
 
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(case=_numpy_views())
 def test_from_numpy_keeps_element_strides_values_and_the_reached_span(case):
     a, base, start = case
@@ -135,7 +135,7 @@ def _meta(t):
     return tuple(t.shape), tuple(t.stride()), t.storage_offset()
 
 
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(case=_torch_views())
 def test_torch_round_trip_keeps_size_stride_offset_and_bytes(case):
     t, data = case
@@ -152,7 +152,7 @@ def test_torch_round_trip_keeps_size_stride_offset_and_bytes(case):
     assert back.untyped_storage().data_ptr() != t.untyped_storage().data_ptr() or not need
 
 
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(layout=layouts(max_rank=4, max_extent=4), slack=st.integers(0, 3))
 def test_to_torch_then_from_torch_is_the_identity_on_our_side(layout, slack):
     storage = jnp.arange(layout.required_storage_size + slack, dtype=jnp.float32)

@@ -187,7 +187,7 @@ def draw_op(data, shape: tuple[int, ...]):
 _EXPECTED = {IndexError: OutOfRangeError, ValueError: LayoutError}
 
 
-@examples(75, deadline=None)
+@examples(50, deadline=None)
 @given(layouts(negative=True, max_rank=3, max_extent=4, max_stride=6), st.data())
 def test_random_chains_match_numpy(layout, data):
     pair = _pair(layout)

@@ -176,7 +176,7 @@ def _chain(x: Any, t: Any, chain) -> tuple[Any, Any]:
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
-@examples(60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(start=op_chains(max_len=3), data=st.data())
 def test_inplace_ops_through_view_chains_match_torch(transform, start, data):
     """Random view chains, then an in-place op: the whole storage equals PyTorch's, or both
@@ -229,7 +229,7 @@ def test_inplace_ops_through_view_chains_match_torch(transform, start, data):
 
 
 @pytest.mark.parametrize("transform", TRANSFORMS)
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(start=op_chains(max_len=3), data=st.data())
 def test_copy_and_add_through_view_chains_match_the_oracle(transform, start, data):
     """``copy_`` and ``add_`` through the view a chain leaves: the storage the oracle's

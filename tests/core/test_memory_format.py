@@ -59,7 +59,7 @@ def _check_same(t_out, ours, x, t):
     assert (ours is x) == (t_out is t)  # contiguous() returns self when it can, clone() never
 
 
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(layout=_layouts_4d_5d(), name=st.sampled_from(FORMATS))
 def test_is_contiguous_matches_torch(layout, name):
     torch = import_torch()
@@ -69,7 +69,7 @@ def test_is_contiguous_matches_torch(layout, name):
     assert x.is_contiguous(memory_format=getattr(torch, name)) == expected  # torch's objects accepted
 
 
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(layout=_layouts_4d_5d(), name=st.sampled_from(FORMATS), op=st.sampled_from(("contiguous", "clone")))
 def test_contiguous_and_clone_match_torch(layout, name, op):
     torch = import_torch()
@@ -132,7 +132,7 @@ def test_contiguous_channels_last_under_jit_keeps_values():
 
 
 @given(layout=layouts(min_rank=4, max_rank=4, max_extent=3))
-@examples(15, deadline=None)
+@examples(10, deadline=None)
 def test_copy_strides_are_a_dense_permutation(layout):
     for fmt in (fs.contiguous_format, fs.channels_last, fs.preserve_format):
         out = Layout(layout.shape, copy_strides(layout, fmt))

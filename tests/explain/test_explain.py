@@ -70,7 +70,7 @@ def _fits(e: fs.Explanation) -> None:
         assert len(line) <= COLUMNS, line
 
 
-@examples(20)
+@examples(13)
 @given(layouts(), st.sampled_from(["order", "coords"]), st.integers(0, 3))
 def test_grid_marks_every_element_at_its_slot(lay, label, slack):
     e = fs.explain(lay, storage=lay.required_storage_size + slack, label=label, show=False)
@@ -82,7 +82,7 @@ def test_grid_marks_every_element_at_its_slot(lay, label, slack):
     _check_grid(e, lay, label)
 
 
-@examples(20)
+@examples(13)
 @given(layouts())
 def test_facts_and_plans_agree_with_the_deciding_modules(lay):
     n = lay.required_storage_size
@@ -106,7 +106,7 @@ def test_facts_and_plans_agree_with_the_deciding_modules(lay):
         assert re.search(rf"write plan \(fs.write_plan, mode='{mode}'\)[^:]*: {path}:", flat), flat
 
 
-@examples(30)
+@examples(20)
 @given(layouts(min_rank=1).flatmap(lambda lay: st.tuples(st.just(lay), view_shapes(lay.shape))))
 def test_view_section_follows_pytorchs_rule(case):
     lay, shape = case
@@ -426,7 +426,7 @@ def test_cli_every_layout_kind(capsys, layout, storage, expect):
     assert all(len(line) <= COLUMNS for line in out.splitlines())
 
 
-@examples(15)
+@examples(10)
 @given(st.lists(st.tuples(st.integers(1, 4), st.integers(0, 7)), min_size=1, max_size=3), st.booleans())
 def test_cute_stand_ins_agree_with_their_own_index_map(modes, nest):
     shape, stride = tuple(n for n, _ in modes), tuple(s for _, s in modes)

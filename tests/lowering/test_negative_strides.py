@@ -64,7 +64,7 @@ def test_a_traced_offset_is_clamped_to_the_lowest_index_of_the_window():
 
 # -- reads and writes on every path -----------------------------------------------------------
 
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(layouts(negative=True), st.integers(0, 3))
 def test_reads_through_negative_strides_match_the_oracle_on_every_path(layout, slack):
     storage = storage_for(layout, slack)
@@ -77,7 +77,7 @@ def test_reads_through_negative_strides_match_the_oracle_on_every_path(layout, s
             err_msg=f"{layout} via {method}")
 
 
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(layouts(negative=True, min_rank=1), st.sampled_from(["set", "add", "mul", "max"]),
        st.sampled_from(["auto", "block", "structured", "row_scatter", "scatter"]))
 def test_writes_through_negative_strides_match_the_oracle(layout, mode, method):
@@ -110,7 +110,7 @@ def test_at_writes_through_a_flipped_view_reach_the_base_in_mirrored_order():
 
 # -- overlap stays exact -----------------------------------------------------------------------
 
-@examples(40, deadline=None)
+@examples(27, deadline=None)
 @given(layouts(negative=True, max_stride=5), layouts(negative=True, max_stride=5))
 def test_overlap_with_negative_strides_is_exact(a, b):
     w = internal_overlap_witness(a)
@@ -134,7 +134,7 @@ def _flip_cases(draw):
     return layout, dims
 
 
-@examples(40, deadline=None)
+@examples(27, deadline=None)
 @given(_flip_cases())
 def test_flip_values_match_torch_and_layout_matches_numpy(case):
     torch = import_torch()

@@ -106,7 +106,7 @@ _exclusive_products = jax.jit(exclusive_products)
 
 @given(slots=st.lists(st.integers(0, 3), min_size=10, max_size=10),
        values=st.lists(st.sampled_from([0.0, 1.0, -2.0, 0.5, 3.0]), min_size=10, max_size=10))
-@examples(20)
+@examples(13)
 def test_exclusive_products_match_brute_force(slots, values):
     got = _exclusive_products(jnp.asarray(slots, jnp.int32), jnp.asarray(values, jnp.float32))
     expected = [np.prod([v for j, (t, v) in enumerate(zip(slots, values, strict=True)) if j != k and t == s])
@@ -199,7 +199,7 @@ def test_grads_with_a_traced_offset():
 
 @given(layout=layouts(max_rank=3, max_extent=4, max_stride=3, max_offset=2, kinds=("random", "broadcast")),
        data=st.data())
-@examples(8)
+@examples(5)
 def test_random_layouts_match_reference(layout, data):
     n = layout.required_storage_size + data.draw(st.integers(0, 2))
     if layout.is_empty or n == 0:

@@ -70,7 +70,7 @@ def _write(storage, layout, values, *, traced, transform, method):
 @pytest.mark.parametrize("transform", ["jit", "eager"])
 @pytest.mark.parametrize("traced", [True, False], ids=["traced-offset", "static-offset"])
 @pytest.mark.parametrize("method", ["auto", *WRITE_PATHS])
-@examples(13, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@examples(9, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(layout=layouts(max_rank=3, negative=True, kinds=("contiguous", "permuted", "sliced", "random")))
 def test_every_write_path_matches_the_oracle(transform, traced, method, layout):
     """Each path, forced where it applies, writes exactly the view's slots (the oracle's
@@ -86,7 +86,7 @@ def test_every_write_path_matches_the_oracle(transform, traced, method, layout):
 
 
 @pytest.mark.parametrize("traced", [True, False], ids=["traced-offset", "static-offset"])
-@examples(20, deadline=None)
+@examples(13, deadline=None)
 @given(layout=layouts(max_rank=3, negative=True))
 def test_read_value_matches_the_oracle(traced, layout):
     """Reads of any view (overlapping and expanded ones included) inside ``jit``: the read

@@ -84,7 +84,7 @@ def permutes(draw):
     return shape, perm
 
 
-@examples(20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@examples(13, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=permutes(), dtype=st.sampled_from([np.float32, np.int8, np.float16]))
 def test_transpose_equals_numpy(small_tiles, case, dtype):
     shape, perm = case
@@ -106,7 +106,7 @@ def test_every_permute_of_rank_4_with_edges(small_tiles):
     assert tiled == 4
 
 
-@examples(15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@examples(10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.integers(2, 9), cols=st.integers(2, 9), offset=st.integers(0, 3),
        step=st.sampled_from([1, 2]))
 def test_structured_read_through_tiles_equals_oracle(small_tiles, rows, cols, offset, step):

@@ -345,7 +345,7 @@ def test_two_processes_frame_a_sharded_signal():
         assert f"OK {pid} {7 * 192 * 4}" in out, out + err
 
 
-@examples(30, deadline=None)
+@examples(20, deadline=None)
 @given(devices=st.integers(2, 8), block=st.integers(1, 40), window=st.integers(1, 30), hop=st.integers(1, 30),
        start=st.integers(0, 30), stride=st.integers(1, 3), data=st.data())
 def test_halos_are_the_elements_each_part_needs_from_its_neighbours(devices, block, window, hop, start,
