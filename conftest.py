@@ -29,10 +29,10 @@ settings.register_profile(
 settings.register_profile(
     "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-# The fast loop (``pytest -m "not slow"``) draws half as many (``fast``; tests that name
+# The fast loop (``pytest -m "not slow"``) draws a quarter as many (``fast``; tests that name
 # their own count take it through ``_support.examples``, which scales it the same way).
 settings.register_profile(
-    "fast", max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    "fast", max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

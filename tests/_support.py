@@ -154,7 +154,7 @@ def every_path(fn, methods, *args) -> dict[str, Any]:
 def draws(n: int) -> int:
     """How many of ``n`` cases (the count under the default hypothesis profile, ``ci``) a test
     draws under the profile loaded: proportionally more or fewer, ``fast`` (the fast loop,
-    ``pytest -m "not slow"``) half, ``thorough`` 50 times as many; at least three."""
+    ``pytest -m "not slow"``) a quarter, ``thorough`` 50 times as many; at least three."""
     import math
 
     from hypothesis import settings

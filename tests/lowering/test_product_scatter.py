@@ -126,6 +126,7 @@ GRAD_CASES = [
 ]
 
 
+@pytest.mark.slow  # thorough: the first order is checked on every path in the fast loop
 def test_check_grads_second_order():
     with jax.enable_x64(True):  # float64 keeps the finite differences of check_grads accurate
         storage, src = jnp.linspace(-1.0, 1.5, 7), jnp.linspace(0.5, -1.5, 8).reshape(2, 4)
@@ -157,6 +158,7 @@ def test_check_grads_on_every_path(layout):
         check_grads(jax.jit(f), (storage, src), order=1, modes=("fwd", "rev"))
 
 
+@pytest.mark.slow  # thorough: per-example gradients of mul, checked item by item
 def test_grads_under_vmap_of_batched_storages():
     layout = Layout((5, 4), (2, 1))
 
@@ -222,7 +224,7 @@ def test_random_layouts_match_reference(layout, data):
 TORCH_CASES = [Layout((3, 3), (1, 1)), Layout((4, 5), (3, 1), 1), Layout((2, 2, 3), (1, 2, 1))]
 
 
-@pytest.mark.sampled(3)
+@pytest.mark.sampled(9)
 @pytest.mark.parametrize("layout", TORCH_CASES, ids=str)
 @pytest.mark.parametrize("zeros", [0, 1, 2])
 def test_matches_torch_scatter_reduce_prod(layout, zeros):
