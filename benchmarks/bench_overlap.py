@@ -74,7 +74,7 @@ import functional_strides as fs  # noqa: E402
 from functional_strides import Layout  # noqa: E402
 
 #: Copies of a layout a cold self-overlap query cycles through: more than the answers' cache
-#: holds (4096 layouts; tests/repo/test_bench_scripts.py checks it), so that every query
+#: holds (4096 layouts; tests/repo/test_benchmarks_smoke.py checks it), so that every query
 #: misses it.
 COLD_RING = 4099
 
