@@ -672,12 +672,9 @@ def _with(setter: Callable[[Any], Any], value: Any, fn: Callable[[], Any]) -> Ca
 
 
 def _native_ratios(samples: dict[str, list[float]], base: str) -> dict[str, dict[str, float]]:
-    out = {}
-    for name, s in samples.items():
-        out[name] = {"min_s": min(s), "median_s": statistics.median(s),
-                     "ratio_min": min(s) / min(samples[base]),
-                     "ratio_median": statistics.median(s) / statistics.median(samples[base])}
-    return out
+    low, mid = timing.minima(samples), timing.medians(samples)
+    return {name: {"min_s": low[name], "median_s": mid[name], "ratio_min": low[name] / low[base],
+                   "ratio_median": mid[name] / mid[base]} for name in samples}
 
 
 def run_split(repeat: int) -> list[dict[str, Any]]:

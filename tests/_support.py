@@ -188,11 +188,8 @@ def numpy_write(storage, layout, values, mode):
     in row-major order of the view, as the oracle's loop adds them) through the view
     ``layout``: the reference for views of many elements. ``storage`` is left as it was."""
     import numpy as np
-    from numpy.lib.stride_tricks import as_strided
 
-    index = np.arange(np.asarray(storage).size)
-    slots = as_strided(index[int(layout.offset):], layout.shape,
-                       [s * index.itemsize for s in layout.strides]).reshape(-1)
+    slots = numpy_read(np.arange(np.asarray(storage).size), layout).reshape(-1)
     out = np.array(storage, copy=True)
     if mode == "add":
         np.add.at(out, slots, np.asarray(values).reshape(-1))

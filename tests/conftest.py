@@ -30,13 +30,14 @@ def _sample(items: list, share: int) -> set[int]:
     def order(i: int) -> str:
         return hashlib.sha256(items[i].nodeid.encode()).hexdigest()
 
+    ranked = sorted(range(len(items)), key=order)
     unseen = set().union(*(values(it) for it in items))
     chosen: set[int] = set()
     while unseen:
-        best = max(sorted(range(len(items)), key=order), key=lambda i: len(values(items[i]) & unseen))
+        best = max(ranked, key=lambda i: len(values(items[i]) & unseen))
         chosen.add(best)
         unseen -= values(items[best])
-    for i in sorted(range(len(items)), key=order):
+    for i in ranked:
         if len(chosen) * share >= len(items):
             break
         chosen.add(i)

@@ -45,7 +45,7 @@ def _positive(x) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
 
 
-def test_bench_contiguous_small_run(small_run):
+def test_bench_contiguous_small_run(small_run, monkeypatch):
     """One ``--small`` run: every case, the sweep, the eager view ops, the targets, the page
     faults, the plot and the markdown, stamped with the run, each value where it belongs."""
     import functional_strides as fs
@@ -126,7 +126,7 @@ def test_bench_contiguous_small_run(small_run):
         assert m["jnp_copy_gbs"] == pytest.approx(2 * 4 * 2**16 / (m["jnp_copy_ms"] * 1e-3) / 1e9)
         assert all(m[k] >= 0 for k in ("jnp_copy_faults", "np_fresh_faults", "np_reused_faults"))
     # the machine names the CPU model
-    sys.path.insert(0, str(SCRIPT.parent))
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     bc = importlib.import_module("bench_contiguous")
     assert result["meta"]["machine"] == bc.machine()
     assert f"({bc.cpu_model()})" in bc.machine() and bc.cpu_model()
