@@ -875,7 +875,7 @@ TABLES = ("windows", "layouts", "permutes", "copy", "far", "every_other", "rows"
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="arrays 16x smaller")
+    parser.add_argument("--quick", "--small", action="store_true", help="arrays 16x smaller (a smoke run)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", nargs="+", default=None, choices=TABLES, help="these tables only")
     parser.add_argument("--json", type=Path, default=NATIVE_RESULTS,

@@ -230,7 +230,7 @@ def _quiet(fn, *args):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="storages 16x smaller")
+    parser.add_argument("--quick", "--small", action="store_true", help="storages 16x smaller (a smoke run)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", type=str, default=None, help="run the cases whose name contains this")
     parser.add_argument("--sweep", action="store_true", help="only the sweep over storage sizes")
