@@ -21,21 +21,35 @@ WRITE_METHODS = ("block", "structured", "row_scatter", "scatter")
 
 
 def test_moving_window_compiles_once():
+    """A window at an array offset (a pytree leaf) compiles once for every offset."""
     base = fs.from_array(jnp.arange(10000.0))
     f = jax.jit(chex.assert_max_traces(n=1)(lambda v: jnp.asarray(v).sum()))
     for i in range(50):
-        assert float(f(base[i:i + 64])) == float(np.arange(i, i + 64).sum())
+        window = base.as_strided((64,), (1,), jnp.asarray(i))
+        assert float(f(window)) == float(np.arange(i, i + 64).sum())
     assert f._cache_size() == 1
+
+
+def test_int_offsets_are_static_and_key_the_compile():
+    """A Python int offset is static metadata, like shape and strides: each one compiles."""
+    base = fs.from_array(jnp.arange(100.0))
+    f = jax.jit(lambda v: jnp.asarray(v).sum())
+    for i in (0, 1, 2, 1):
+        assert float(f(base[i:i + 8])) == float(np.arange(i, i + 8).sum())
+    assert f._cache_size() == 3
+    assert jax.tree_util.tree_leaves(base[2:10]) == [base.storage]
+    assert len(jax.tree_util.tree_leaves(base.as_strided((8,), (1,), jnp.asarray(2)))) == 2
 
 
 def test_new_strides_or_storage_shape_retrace():
     chex.clear_trace_counter()
     f = jax.jit(chex.assert_max_traces(n=3)(lambda v: jnp.asarray(v)))
     x = fs.from_array(jnp.arange(64.0).reshape(8, 8))
-    f(x[1:5, 2:6])
-    f(x[3:7, 0:4])               # another offset: same program
-    f(x.t()[1:5, 2:6])            # other strides: one more
-    f(fs.from_array(jnp.arange(65.0))[:64].view(8, 8)[1:5, 2:6])  # other storage shape: one more
+    at = lambda v, offset: v.as_strided(v.shape, v.stride(), jnp.asarray(offset))  # noqa: E731
+    f(at(x[1:5, 2:6], 10))
+    f(at(x[3:7, 0:4], 24))               # another array offset: same program
+    f(at(x.t()[1:5, 2:6], 17))            # other strides: one more
+    f(at(fs.from_array(jnp.arange(65.0))[:64].view(8, 8)[1:5, 2:6], 10))  # other storage shape: one more
     assert f._cache_size() == 3
 
 
@@ -144,7 +158,7 @@ def test_writes_through_moving_views_compile_once():
     base = fs.from_array(jnp.zeros((6, 8)))
     f = jax.jit(chex.assert_max_traces(n=1)(lambda v: v.at[:, ::2].add(1.0)))
     for r in range(4):
-        out = f(base[r:r + 2])
+        out = f(base.as_strided((2, 8), (8, 1), jnp.asarray(8 * r)))  # rows r, r + 1, an array offset
         expected = np.zeros(48)
         expected[Layout((2, 4), (8, 2), 8 * r).indices()] += 1.0
         np.testing.assert_array_equal(np.asarray(out.storage), expected)
@@ -161,8 +175,8 @@ def test_vmap_over_batched_storage_with_one_offset():
     np.testing.assert_array_equal(np.asarray(got), np.asarray(x.t()[1:]))
     # the same batch through jit: one compilation for another shared offset
     f = jax.jit(chex.assert_max_traces(n=1)(lambda v: jnp.asarray(v)))
-    for offset in (0, 2, 5):
-        y = StridedArray(storage, Layout((3, 4), (1, 6), offset), batched=True)
+    for offset in (0, 2, 5):  # an array offset shared by the batch: a leaf
+        y = StridedArray(storage, Layout((3, 4), (1, 6), jnp.asarray(offset)), batched=True)
         np.testing.assert_array_equal(np.asarray(f(y)), np.asarray(jax.vmap(
             lambda s, o=offset: jnp.asarray(StridedArray(s, Layout((3, 4), (1, 6), o))))(storage)))
     written = jax.vmap(lambda v: v.at[0].set(-1.0))(x)

@@ -183,8 +183,11 @@ def test_integers_that_fit_are_written(value, dtype, want):
 
 def test_view_as_complex_under_jit_is_refused_as_documented_and_works_with_a_static_offset():
     r = fs.from_array(jnp.arange(8.0).reshape(4, 2))
+    at_array_offset = r.as_strided(r.shape, r.stride(), jnp.asarray(0))  # the offset a leaf: traced
     with pytest.raises(LayoutError, match="view_as_complex: the storage offset is traced"):
-        jax.jit(lambda v: fs.view_as_complex(v).contiguous())(r)
+        jax.jit(lambda v: fs.view_as_complex(v).contiguous())(at_array_offset)
+    passed = jax.jit(lambda v: fs.view_as_complex(v).contiguous().storage)(r)  # an int offset: static
+    np.testing.assert_array_equal(np.asarray(passed), [0 + 1j, 2 + 3j, 4 + 5j, 6 + 7j])
     assert "traced offset" in fs.view_as_complex.__doc__ and "jit" in fs.view_as_complex.__doc__
     inside = jax.jit(
         lambda s: fs.view_as_complex(StridedArray(s, Layout((4, 2), (2, 1)))).contiguous().storage)

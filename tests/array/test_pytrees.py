@@ -1,4 +1,5 @@
-"""``StridedArray`` and ``Layout`` as pytrees in JAX's and equinox's transforms: whatever a
+"""``StridedArray`` and ``Layout`` as pytrees in JAX's and equinox's transforms. A Python int
+offset is static metadata (the storage is the one leaf); an array offset is a leaf. Whatever a
 transform leaves as the leaves (``None``, ``object()``, ``ShapeDtypeStruct``, float0
 cotangents, tracers) is a valid value that prints its static layout and the leaves' kinds;
 ``eval_shape`` of view ops gives ``ShapeDtypeStruct`` leaves; ``tree_map`` round trips;
@@ -23,8 +24,14 @@ eqx = pytest.importorskip("equinox", reason="equinox is in the test extra: pip i
 
 
 def _view() -> StridedArray:
-    """A transposed, sliced view with a non-zero offset: (3,3):(1,4)+1 over 12 elements."""
+    """A transposed, sliced view with a non-zero int offset: (3,3):(1,4)+1 over 12 elements."""
     return fs.from_array(jnp.arange(12.0).reshape(3, 4)).t()[1:]
+
+
+def _array_view() -> StridedArray:
+    """The same view with its offset an array (a pytree leaf)."""
+    x = _view()
+    return x.as_strided(x.shape, x.stride(), jnp.asarray(1))
 
 
 def _loss(x: StridedArray) -> jax.Array:
@@ -44,19 +51,25 @@ PLACEHOLDERS = {
 @pytest.mark.parametrize("name", PLACEHOLDERS)
 def test_placeholder_leaves_print_the_static_layout_and_their_kinds(name):
     storage, offset, kind = PLACEHOLDERS[name]
-    treedef = jax.tree_util.tree_structure(_view())
+    treedef = jax.tree_util.tree_structure(_array_view())
     x = jax.tree_util.tree_unflatten(treedef, [storage, offset])
     for text in (repr(x), str(x)):
         assert text.startswith("StridedArray(layout=(3,3):(1,4)+<"), text
         assert f"offset={kind}" in text and "storage=" in text, text
-    lay = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(_view().layout), [offset])
+    lay = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(_array_view().layout), [offset])
     assert str(lay) == f"(3,3):(1,4)+<{kind}>"
     assert repr(lay).startswith("Layout(shape=(3, 3), strides=(1, 4), offset=")
+    # an int offset is in the treedef: the storage is the one leaf, and the layout prints whole
+    y = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(_view()), [storage])
+    assert repr(y).startswith("StridedArray(layout=(3,3):(1,4)+1, ") and "offset=" not in repr(y)
+    assert jax.tree_util.tree_structure(_view().layout).num_leaves == 0
 
 
 def test_every_leaf_kind_is_named():
-    x = jax.tree_util.tree_map(lambda _: None, _view())
+    x = jax.tree_util.tree_map(lambda _: None, _array_view())
     assert repr(x) == "StridedArray(layout=(3,3):(1,4)+<None>, storage=None, offset=None)"
+    none = jax.tree_util.tree_map(lambda _: None, _view())
+    assert repr(none) == "StridedArray(layout=(3,3):(1,4)+1, storage=None)"
     y = StridedArray._wrap(jax.ShapeDtypeStruct((2, 12), jnp.int8), Layout((3,), (1,)))
     assert repr(y) == ("StridedArray(layout=(3,):(1,)+0, batch_shape=(2,), dtype=int8, "
                        "storage=ShapeDtypeStruct(int8[2,12]))")
@@ -70,15 +83,19 @@ def test_tracers_print_the_layout_and_their_abstract_values():
         seen.append((repr(x), str(x.layout)))
         return x.contiguous()
 
-    f(_view())
+    f(_array_view())
     text, layout = seen[0]
     assert layout == "(3,3):(1,4)+<traced>"
     assert text.startswith("StridedArray(layout=(3,3):(1,4)+<traced>, dtype=float32, storage=")
     assert "float32[12]" in text and "int32[]" in text
+    f(_view())  # an int offset is static: it prints as itself
+    text, layout = seen[1]
+    assert layout == "(3,3):(1,4)+1" and "float32[12]" in text and "int32[]" not in text
 
 
-def test_eval_shape_of_view_ops_gives_shape_dtype_structs():
-    x = _view()
+@pytest.mark.parametrize("array_offset", [False, True], ids=["int_offset", "array_offset"])
+def test_eval_shape_of_view_ops_gives_shape_dtype_structs(array_offset):
+    x = _array_view() if array_offset else _view()
     for op in (lambda v: v.t(), lambda v: v[1:, ::2], lambda v: v.unsqueeze(0).expand(2, 3, 3),
                lambda v: v.contiguous()):
         want = op(x)
@@ -87,13 +104,18 @@ def test_eval_shape_of_view_ops_gives_shape_dtype_structs():
         assert (got.shape, got.stride()) == (want.shape, want.stride())
         assert isinstance(got.storage, jax.ShapeDtypeStruct)
         assert (got.storage.shape, got.storage.dtype) == (want.storage.shape, want.storage.dtype)
-        assert isinstance(got.layout.offset, jax.ShapeDtypeStruct)
-        assert "ShapeDtypeStruct" in repr(got) and "ShapeDtypeStruct" in str(got.layout)
+        if not isinstance(want.layout.offset, int):  # an array offset: a leaf, abstract here
+            assert array_offset and isinstance(got.layout.offset, jax.ShapeDtypeStruct)
+            assert "ShapeDtypeStruct" in repr(got) and "ShapeDtypeStruct" in str(got.layout)
+        else:
+            assert got.layout == want.layout and isinstance(got.layout.offset, int)
+            assert "ShapeDtypeStruct" in repr(got)
 
 
+@pytest.mark.parametrize("array_offset", [False, True], ids=["int_offset", "array_offset"])
 @pytest.mark.parametrize("fill", [None, "object"], ids=["None", "object"])
-def test_tree_map_round_trips(fill):
-    x = _view()
+def test_tree_map_round_trips(fill, array_offset):
+    x = _array_view() if array_offset else _view()
     token = object() if fill == "object" else None
     placeholders = jax.tree_util.tree_map(lambda _: token, x)
     assert jax.tree_util.tree_structure(placeholders, is_leaf=lambda v: v is None) == \
@@ -105,8 +127,19 @@ def test_tree_map_round_trips(fill):
     np.testing.assert_array_equal(np.asarray(same), np.asarray(x))
 
 
-def test_grad_with_allow_int_returns_a_strided_cotangent_whose_storage_is_the_gradient():
+def test_grad_of_a_view_with_an_int_offset_is_a_view_whose_storage_is_the_gradient():
     x = _view()
+    g = jax.grad(_loss)(x)  # the storage is the one leaf: no allow_int needed
+    assert isinstance(g, StridedArray) and g.layout == x.layout
+    want = jax.grad(lambda s: _loss(x.with_storage(s)))(x.storage)
+    np.testing.assert_allclose(np.asarray(g.storage), np.asarray(want), rtol=1e-6)
+    step = jax.tree_util.tree_map(lambda p, d: p - 0.1 * d, x, g)  # a hand-written SGD step
+    assert step.layout == x.layout
+    np.testing.assert_allclose(np.asarray(step.storage), np.asarray(x.storage - 0.1 * want), rtol=1e-6)
+
+
+def test_grad_with_allow_int_returns_a_strided_cotangent_whose_storage_is_the_gradient():
+    x = _array_view()
     g = jax.grad(_loss, allow_int=True)(x)
     assert isinstance(g, StridedArray) and g.layout.shape == x.shape and g.layout.strides == x.stride()
     assert g.layout.offset.dtype == jax.dtypes.float0
@@ -122,11 +155,22 @@ def test_grad_with_allow_int_returns_a_strided_cotangent_whose_storage_is_the_gr
 
 def test_grad_without_allow_int_is_jaxs_refusal_of_the_offset():
     with pytest.raises(TypeError, match="allow_int"):
-        jax.grad(_loss)(_view())
+        jax.grad(_loss)(_array_view())
+
+
+def test_equinox_filter_grad_and_partition_keep_an_int_offset():
+    x = _view()
+    g = eqx.filter_grad(_loss)(x)
+    assert isinstance(g, StridedArray) and g.layout == x.layout
+    np.testing.assert_allclose(np.asarray(g.storage), np.asarray(jax.grad(_loss)(x).storage), rtol=1e-6)
+    dynamic, static = eqx.partition(x, eqx.is_inexact_array)
+    assert dynamic.storage is x.storage and dynamic.layout == x.layout
+    assert static.storage is None and static.layout == x.layout
+    np.testing.assert_array_equal(np.asarray(eqx.combine(dynamic, static)), np.asarray(x))
 
 
 def test_equinox_filter_grad_partition_and_filter_jit():
-    x = _view()
+    x = _array_view()
     g = eqx.filter_grad(_loss)(x)
     assert isinstance(g, StridedArray) and g.layout.offset is None
     np.testing.assert_allclose(np.asarray(g.storage),
@@ -150,13 +194,16 @@ SPELLING = "jax.grad(lambda s: loss(x.with_storage(s)))(x.storage)"
 
 
 @pytest.mark.parametrize("make", [
-    lambda x: jax.grad(_loss, allow_int=True)(x),
-    lambda x: eqx.filter_grad(_loss)(x),
-    lambda x: jax.tree_util.tree_map(lambda _: None, x),
-    lambda x: jax.eval_shape(lambda v: v, x),
-], ids=["float0_offset", "filter_grad", "tree_map_none", "eval_shape"])
+    lambda: jax.grad(_loss, allow_int=True)(_array_view()),
+    lambda: eqx.filter_grad(_loss)(_array_view()),
+    lambda: jax.tree_util.tree_map(lambda _: None, _array_view()),
+    lambda: jax.eval_shape(lambda v: v, _array_view()),
+    lambda: jax.tree_util.tree_map(lambda _: None, _view()),
+    lambda: jax.eval_shape(lambda v: v, _view()),
+], ids=["float0_offset", "filter_grad", "tree_map_none", "eval_shape", "int_offset_none",
+        "int_offset_eval_shape"])
 def test_placeholders_are_refused_where_values_are_needed_naming_the_way_to_a_gradient(make):
-    p = make(_view())
+    p = make()
     for read in (lambda: p.contiguous(), lambda: np.asarray(p), lambda: p.at[...].set(1.0)):
         with pytest.raises(LayoutTypeError, match=re.escape(SPELLING)):
             read()
@@ -169,11 +216,14 @@ def test_the_public_constructor_refuses_placeholders_and_unflatten_keeps_them():
     with pytest.raises(LayoutTypeError, match="not ShapeDtypeStruct"):
         StridedArray(jax.ShapeDtypeStruct((4,), jnp.float32), Layout((2,), (1,)))
     treedef = jax.tree_util.tree_structure(StridedArray(jnp.zeros(4), Layout((2,), (1,))))
+    assert jax.tree_util.tree_unflatten(treedef, [None]).storage is None
+    treedef = jax.tree_util.tree_structure(StridedArray(jnp.zeros(4), Layout((2,), (1,), jnp.asarray(0))))
     assert jax.tree_util.tree_unflatten(treedef, [None, None]).storage is None
 
 
 def test_a_layout_returned_from_jit_hashes_by_value():
-    x = _view()
+    assert jax.jit(lambda v: v.layout)(_view()) == _view().layout  # static: returned as it is
+    x = _array_view()
     lay = jax.jit(lambda v: v.layout)(x)
     assert isinstance(lay.offset, jax.Array)
     assert lay == x.layout and hash(lay) == hash(x.layout)
@@ -188,7 +238,8 @@ def test_a_layout_returned_from_jit_hashes_by_value():
     (FLOAT0, "its offset is a ndarray(float0[]), not an integer"),
 ], ids=["per_item", "float0"])
 def test_a_layout_that_cannot_hash_says_why(offset, why):
-    lay = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(Layout((2,), (1,))), [offset])
+    treedef = jax.tree_util.tree_structure(Layout((2,), (1,), jnp.asarray(0)))  # an array offset: a leaf
+    lay = jax.tree_util.tree_unflatten(treedef, [offset])
     with pytest.raises(TypeError, match=re.escape(why)):
         hash(lay)
 
@@ -199,4 +250,24 @@ def test_a_traced_layout_cannot_hash_and_says_why():
             hash(v.layout)
         return v.storage
 
-    jax.jit(f)(_view())
+    jax.jit(f)(_array_view())
+
+
+def test_a_leaf_offset_keeps_its_treedef_whatever_a_transform_puts_in_it():
+    """Axis specs and filter flags replace leaves with ints and bools: the tree keeps its
+    structure (equinox's filter_vmap builds its out_axes so)."""
+    y = _array_view()
+    spec = jax.tree_util.tree_map(lambda _: 0, y)
+    assert jax.tree_util.tree_structure(spec) == jax.tree_util.tree_structure(y)
+    flags = jax.tree_util.tree_map(lambda _: True, y)
+    assert jax.tree_util.tree_structure(flags) == jax.tree_util.tree_structure(y)
+    assert spec.layout == Layout(y.shape, y.stride(), 0)  # the leaf marker is not part of the value
+
+    def make(key):
+        return fs.from_array(jax.random.normal(key, (13,))).as_strided((3, 4), (4, 1), jnp.asarray(1))
+
+    keys = jax.random.split(jax.random.key(0), 3)
+    ensemble = eqx.filter_vmap(make)(keys)
+    assert ensemble.batch_shape == (3,) and ensemble.layout.offset.tolist() == [1, 1, 1]
+    sums = eqx.filter_vmap(lambda v: jnp.asarray(v).sum())(ensemble)
+    np.testing.assert_allclose(np.asarray(sums), [float(jnp.asarray(make(k)).sum()) for k in keys], rtol=1e-6)

@@ -125,7 +125,7 @@ def test_operators_match_the_oracle_on_any_layout(x):
 @examples(5)
 @given(x=strided_arrays())
 def test_repr_matches_jnp_on_any_layout(x):
-    ours, theirs = " ".join(repr(x).split()), " ".join(repr(jnp.asarray(x)).split())
+    ours, theirs = " ".join(str(x).split()), " ".join(repr(jnp.asarray(x)).split())
     want = theirs.replace("Array(", "StridedArray(", 1).replace(", dtype=", f", layout={x.layout}, dtype=")
     assert ours == want
 
@@ -303,27 +303,31 @@ REPR_LAYOUTS = [Layout((2, 2), (1, 3), 0), Layout((3,), (4,), 2), Layout((), (),
 @pytest.mark.parametrize("layout", REPR_LAYOUTS, ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool", "bfloat16"])
 def test_repr_matches_jnp_plus_layout(layout, dtype):
-    """The values print exactly as jnp prints ``jnp.asarray(x)`` (up to the alignment the
-    longer prefix gives), followed by the layout."""
+    """``str``: the values print exactly as jnp prints ``jnp.asarray(x)`` (up to the alignment
+    the longer prefix gives), followed by the layout; ``repr``: the short form, dtype and
+    shape as JAX's ``str_short`` writes them, then the layout."""
     x = StridedArray(jnp.asarray((np.arange(50) % 7).astype(dtype)), layout)
-    ours, theirs = " ".join(repr(x).split()), " ".join(repr(jnp.asarray(x)).split())
+    ours, theirs = " ".join(str(x).split()), " ".join(repr(jnp.asarray(x)).split())
     assert theirs.startswith("Array(") and ours.startswith("StridedArray(")
     assert ours == theirs.replace("Array(", "StridedArray(", 1).replace(
         ", dtype=", f", layout={layout}, dtype=")
-    assert str(x) == repr(x)
+    short = jax.core.ShapedArray(layout.shape, jnp.dtype(dtype)).str_short(short_dtypes=True)
+    assert repr(x) == f"StridedArray({short}, {layout})"
 
 
 def test_repr_example_and_notation():
     x = fs.from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t()
-    assert repr(x) == ("StridedArray([[0., 3.],\n              [1., 4.]], layout=(2,2):(1,3)+0, "
-                       "dtype=float32)")
+    assert str(x) == ("StridedArray([[0., 3.],\n              [1., 4.]], layout=(2,2):(1,3)+0, "
+                      "dtype=float32)")
+    assert repr(x) == "StridedArray(f32[2,2], (2,2):(1,3)+0)"
 
 
 def test_repr_batched_shows_every_item():
     x = StridedArray(jnp.arange(12.0).reshape(2, 6), Layout((2, 2), (1, 3)), batched=True)
-    r = " ".join(repr(x).split())
+    r = " ".join(str(x).split())
     assert r == ("StridedArray([[[ 0., 3.], [ 1., 4.]], [[ 6., 9.], [ 7., 10.]]], layout=(2,2):(1,3)+0, "
                  "batch_shape=(2,), dtype=float32)")
+    assert repr(x) == "StridedArray(f32[2,2], (2,2):(1,3)+0, batch_shape=(2,))"
 
 
 def test_repr_under_trace_does_not_materialise():
@@ -349,7 +353,7 @@ def test_repr_of_a_scalar_storage_says_why():
     """What vmap over a 1-D storage makes of a StridedArray: a scalar storage. repr says so."""
     leaves, treedef = jax.tree_util.tree_flatten(_view())
     leaves = [jnp.float32(1) if jnp.ndim(leaf) == 1 else leaf for leaf in leaves]
-    assert "error=StorageError" in repr(jax.tree_util.tree_unflatten(treedef, leaves))
+    assert "error=StorageError" in str(jax.tree_util.tree_unflatten(treedef, leaves))
 
 
 # -- 4. wrong Python types: TypeError (or IndexError) subclasses that are LayoutErrors ----------

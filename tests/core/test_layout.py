@@ -167,14 +167,17 @@ def test_call_errors():
         lay(0, 3)
 
 
-def test_pytree_offset_is_the_leaf_whatever_its_type():
+def test_pytree_int_offset_is_static_and_array_offset_a_leaf():
     lay = Layout((2, 3), (3, 1), 2)
     leaves, treedef = jax.tree.flatten(lay)
-    assert leaves == [2]
+    assert leaves == []  # a Python int offset is metadata, like shape and strides
     assert jax.tree.unflatten(treedef, leaves) == lay
-    assert jax.tree.structure(Layout((2, 3), (3, 1), 3)) == treedef  # offsets share a treedef
-    assert jax.tree.structure(Layout((2, 3), (3, 1), jnp.int32(3))) == treedef
-    assert jax.tree.structure(Layout((2, 3), (1, 2), 2)) != treedef  # strides do not
+    assert jax.tree.structure(Layout((2, 3), (3, 1), np.int64(2))) == treedef  # a NumPy integer too
+    assert jax.tree.structure(Layout((2, 3), (3, 1), 3)) != treedef  # another int offset: another treedef
+    arrays = jax.tree.structure(Layout((2, 3), (3, 1), jnp.int32(3)))
+    assert arrays.num_leaves == 1 and jax.tree.structure(Layout((2, 3), (3, 1), jnp.int32(7))) == arrays
+    assert jax.tree.structure(Layout((2, 3), (3, 1), np.asarray(4))) == arrays  # any array: a leaf
+    assert jax.tree.structure(Layout((2, 3), (1, 2), 2)) != treedef  # strides do not share either
     assert hash(lay) == hash(Layout((2, 3), (3, 1), 2))  # still hashable (a static argument)
 
 

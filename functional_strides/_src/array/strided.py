@@ -53,7 +53,7 @@ def _over_batch(fn: Any, batch_ndim: int) -> Any:
 
 
 def _check_storage_rank(storage: Any, layout: Layout) -> None:
-    if isinstance(storage, (jax.Array, np.ndarray)) and storage.ndim == 0:
+    if (isinstance(storage, (jax.Array, np.ndarray)) or _refs.is_ref(storage)) and storage.ndim == 0:
         raise StorageError(
             f"StridedArray: the storage is a scalar, not a 1-D array (layout {layout}). This happens "
             "when jax.vmap maps over a StridedArray whose storage is 1-D: vmap then splits the storage "
@@ -79,9 +79,9 @@ def _map_items(fn: Any, storage: jax.Array, layout: Layout, *args: Any) -> Any:
 
 def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
+    _check_storage_rank(storage, layout)
     if _refs.is_ref(storage):  # the ref's current value, read without copying the storage
         return _refs.read(storage, layout)
-    _check_storage_rank(storage, layout)
     check_operands("materialize", storage, layout, batch=True)
     if storage.ndim == 1:  # sharded across devices or not: the one dispatch decides
         return dispatch.materialize(storage, layout)
@@ -186,6 +186,17 @@ def _placeholder_meta(storage: Any, layout: Layout) -> str:
     if not is_static_offset(layout.offset):
         parts.append(f"offset={leaf_kind(layout.offset)}")
     return ", ".join(parts)
+
+
+def _short_aval(dtype: Any, shape: tuple[int, ...]) -> str:
+    """``f32[16,8]``: a dtype and shape as JAX's short form of an abstract array prints them."""
+    name = np.dtype(dtype).name
+    if name != "bfloat16":
+        for long, short in (("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c")):
+            name = name.replace(long, short)
+    else:
+        name = "bf16"
+    return f"{name}[{','.join(map(str, shape))}]"
 
 
 def _rebuild(storage: Any, layout: Layout) -> StridedArray:
@@ -461,24 +472,47 @@ class StridedArray(InPlaceMethods):
         return complex(self.item())
 
     def __repr__(self) -> str:
-        """The values (materialised, printed as ``jnp`` prints arrays), the layout in the
-        ``(shape):(strides)+offset`` notation (elements), the batch shape when batched, and
-        the dtype. Under a trace nothing is materialised: the layout and the tracers are
-        shown. A leaf that is not a concrete array (what ``jax.eval_shape``, ``jax.tree_util``
-        or ``equinox``'s filters leave in a pytree: a ``ShapeDtypeStruct``, ``None``, a float0
-        cotangent, any object) is shown by its kind, never read.
+        """The short form: dtype and shape as JAX prints an abstract array, then the layout in
+        the ``(shape):(strides)+offset`` notation (elements), and the batch shape when
+        batched. It holds no values, so a container of views (a list, a dict, a model's
+        fields) prints in one line per view, as ``equinox`` prints arrays (``f32[16,8]``).
+        ``print(x)`` (``str``) prints the values. A leaf that is not a concrete array (what
+        ``jax.eval_shape``, ``jax.tree_util`` or ``equinox``'s filters leave in a pytree: a
+        ``ShapeDtypeStruct``, ``None``, a float0 cotangent, any object; a tracer) is shown by
+        its kind, never read.
 
         Example:
           >>> import jax.numpy as jnp
           >>> x = from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t()
           >>> x
-          StridedArray([[0., 3.], [1., 4.]], layout=(2,2):(1,3)+0, dtype=float32)
+          StridedArray(f32[2,2], (2,2):(1,3)+0)
+          >>> [x, x[0]]
+          [StridedArray(f32[2,2], (2,2):(1,3)+0), StridedArray(f32[2], (2,):(3,)+0)]
           >>> jax.eval_shape(lambda v: v[1:], x)
-          StridedArray(layout=(1,2):(1,3)+<ShapeDtypeStruct(int32[])>, dtype=float32, storage=...)
+          StridedArray(layout=(1,2):(1,3)+1, dtype=float32, storage=ShapeDtypeStruct(float32[6]))
           >>> jax.tree_util.tree_map(lambda _: None, x)
-          StridedArray(layout=(2,2):(1,3)+<None>, storage=None, offset=None)
+          StridedArray(layout=(2,2):(1,3)+0, storage=None)
 
-        Semantics: ``repr(torch.Tensor)`` / ``repr(jax.Array)`` plus the layout."""
+        Semantics: the short form of ``repr(jax.Array)`` in ``equinox.tree_pformat``, plus
+        the layout; ``str`` is ``repr(torch.Tensor)`` plus the layout."""
+        storage, offset = self.storage, self.layout.offset
+        if not _holds_values(storage, offset):
+            return f"StridedArray({_placeholder_meta(storage, self.layout)})"
+        batch = f", batch_shape={self.batch_shape}" if self.batch_shape else ""
+        return f"StridedArray({_short_aval(self.dtype, self.shape)}, {self.layout}{batch})"
+
+    def __str__(self) -> str:
+        """The values (materialised, printed as ``jnp`` prints arrays), the layout in the
+        ``(shape):(strides)+offset`` notation (elements), the batch shape when batched, and
+        the dtype; what ``print(x)`` shows. Under a trace nothing is materialised: it is the
+        short form (``repr``).
+
+        Example:
+          >>> import jax.numpy as jnp
+          >>> print(from_array(jnp.arange(6.0).reshape(2, 3))[:, :2].t())
+          StridedArray([[0., 3.], [1., 4.]], layout=(2,2):(1,3)+0, dtype=float32)
+
+        Semantics: ``str(torch.Tensor)`` / ``str(jax.Array)`` plus the layout."""
         prefix = "StridedArray("
         storage, offset = self.storage, self.layout.offset
         if not _holds_values(storage, offset):
@@ -496,7 +530,18 @@ class StridedArray(InPlaceMethods):
                                    max_line_width=np.get_printoptions()["linewidth"])
         return f"{prefix}{body}, {meta})"
 
-    __str__ = __repr__
+    def __pdoc__(self, **kwargs: Any) -> Any:
+        """``equinox.tree_pformat``'s (wadler_lindig's) hook: the short form (``repr``), or
+        the values with ``short_arrays=False``."""
+        import wadler_lindig
+
+        return wadler_lindig.TextDoc(repr(self) if kwargs.get("short_arrays", True) else str(self))
+
+    def __treescope_repr__(self, path: str | None, subtree_renderer: Any) -> Any:
+        """treescope's hook (flax NNX's display): the short form (``repr``), one line."""
+        from treescope import rendering_parts
+
+        return rendering_parts.build_one_line_tree_node(rendering_parts.text(repr(self)), path)
 
     # -- operators: materialise and compute with jnp ----------------------------------------
     # x + y, 2 * x, x @ y, x == y, ... are jax.Array operators on jnp.asarray(x): the result is

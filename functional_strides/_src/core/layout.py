@@ -316,6 +316,10 @@ class Layout:
     shape: Shape
     strides: Strides
     offset: Offset = 0
+    # Set by pytree unflattening where the treedef holds the offset as a leaf: the layout then
+    # flattens to that treedef again whatever was put in the leaf (an int axis spec, a filter
+    # flag). Not part of the value: equality, hashing and repr ignore it.
+    _offset_leaf: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         shape = _int_tuple("shape", self.shape)
@@ -571,15 +575,16 @@ class Layout:
         return hash((self.shape, self.strides, offset))
 
 
-def _trusted(shape: Shape, strides: Strides, offset: Offset) -> Layout:
+def _trusted(shape: Shape, strides: Strides, offset: Offset, offset_leaf: bool = False) -> Layout:
     """A ``Layout`` from fields already known valid (tuples of ints of equal length, the
     extents non-negative, the lowest index addressed >= 0): view ops build their results
     from validated inputs, and pytree unflattening may pass tracers or placeholders as the
-    offset. Skips ``__post_init__``."""
+    offset (``offset_leaf``: it came from a treedef's leaf). Skips ``__post_init__``."""
     obj = object.__new__(Layout)
     object.__setattr__(obj, "shape", shape)
     object.__setattr__(obj, "strides", strides)
     object.__setattr__(obj, "offset", offset)
+    object.__setattr__(obj, "_offset_leaf", offset_leaf)
     return obj
 
 
