@@ -113,7 +113,8 @@ PYTREES = """
     def f(view, layout):
         # a view and a layout in, a view, a copy and a layout out
         return view.t(), view.t().contiguous(), fs.Layout(layout.shape, layout.strides, layout.offset + 1)
-    exp = jax.export.export(jax.jit(f))(x, fs.Layout((2, 3), (3, 1), 2))
+    # x's int offset is in the signature; the layout's array offset is an argument
+    exp = jax.export.export(jax.jit(f))(x, fs.Layout((2, 3), (3, 1), jnp.asarray(2)))
     with open("pytrees.bin", "wb") as out:
         out.write(exp.serialize())
     print("exported")
@@ -127,7 +128,7 @@ RUN_PYTREES = """
         exp = jax.export.deserialize(bytearray(f.read()))
     base = fs.from_array(jnp.arange(100.0, 124.0).reshape(4, 6))
     x = base[1:, ::2]
-    view, copy, layout = exp.call(x, fs.Layout((2, 3), (3, 1), 5))
+    view, copy, layout = exp.call(x, fs.Layout((2, 3), (3, 1), jnp.asarray(5)))
     assert isinstance(view, fs.StridedArray) and isinstance(copy, fs.StridedArray)
     assert (view.shape, view.stride(), view.storage_offset()) == ((3, 3), (2, 6), 6)
     assert copy.stride() == (3, 1) and copy.storage_offset() == 0
