@@ -45,13 +45,24 @@ def _explain(args: argparse.Namespace) -> int:
     from ._src.explain.explain import explain
 
     color = {"always": True, "never": False}.get(args.color)
+    for flag, path in (("--png", args.png), ("--svg", args.svg)):
+        folder = os.path.dirname(os.path.abspath(path)) if path else None
+        if folder is not None and not os.path.isdir(folder):
+            print(f"error: {flag} {path}: the folder {folder} does not exist; create it first "
+                  f"(mkdir -p {folder}) or write the file elsewhere", file=sys.stderr)
+            return 2
     try:
         report = explain(args.layout, storage=args.storage, view=args.view, width=args.width,
                          label=args.label, show=False)
         report.print(color=color)
-        for path in (args.png, args.svg):
+        for flag, path in (("--png", args.png), ("--svg", args.svg)):
             if path:
-                report.save(path, max_cells=args.max_cells)
+                try:
+                    report.save(path, max_cells=args.max_cells)
+                except OSError as err:
+                    print(f"error: {flag} {path}: cannot write the file ({err.strerror or err})",
+                          file=sys.stderr)
+                    return 2
                 print(f"wrote {path}")
     except LayoutError as err:
         print(f"error: {err}", file=sys.stderr)

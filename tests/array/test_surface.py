@@ -473,7 +473,7 @@ def test_bad_type_without_torch_counterpart(call, match):
     (lambda x: x.view(-2, 6), LayoutError), (lambda x: x.select(0, 5), fs.OutOfRangeError),
     (lambda x: x.narrow(0, 0, -1), LayoutError), (lambda x: x.unfold(0, 2, 0), LayoutError),
     (lambda x: x[5], fs.OutOfRangeError), (lambda x: x.as_strided((2,), (1,), -1), fs.StorageError),
-    (lambda x: x[[0, 1]], LayoutError), (lambda x: x[True], LayoutError),
+    (lambda x: x[[0, 1]], LayoutError), (lambda x: x[True, 0], LayoutError),
     (lambda x: x[np.array([0, 1])], LayoutError), (lambda x: x.broadcast_to(4), LayoutError),
 ], ids=["view-negative", "select-range", "narrow-negative", "unfold-step-0", "getitem-range",
         "as_strided-offset", "getitem-list", "getitem-bool", "getitem-int-array", "broadcast_to-rank"])

@@ -61,10 +61,15 @@ def as_dtype(value: Any, op: str = "view") -> np.dtype:
         if value is None:
             raise LayoutTypeError(f"{op}: torch.{name} has no JAX counterpart; pick another dtype.")
     try:
-        return np.dtype(value)
+        dtype = np.dtype(value)
     except TypeError:
         raise LayoutTypeError(f"{op}: {value!r} is not a dtype (got {type(value).__name__}); pass e.g. "
                               "jnp.int16, 'float16' or torch.int16.") from None
+    if not (jax.dtypes.issubdtype(dtype, np.number) or dtype == np.bool_) or dtype.names is not None:
+        raise LayoutTypeError(f"{op}: JAX has no arrays of dtype {dtype!r} (NumPy kind {dtype.kind!r}: "
+                              "strings, objects, datetimes and records are not array dtypes there); pass a "
+                              "numeric or bool dtype, e.g. jnp.int16, 'float16' or torch.int16.")
+    return dtype
 
 
 def _offset_divisible(offset: Any, r: int) -> tuple[bool, Any]:

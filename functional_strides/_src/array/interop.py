@@ -35,7 +35,7 @@ import numpy as np
 from ..core.errors import LayoutError, LayoutTypeError
 from ..core.layout import Layout, is_traced
 from ..native.process import check_not_forked
-from .strided import StridedArray, from_array
+from .strided import StridedArray, from_array, refuse_wrapping_import
 
 __all__ = ["from_dlpack", "from_numpy", "from_torch", "to_torch"]
 
@@ -64,6 +64,7 @@ def _copy_to_jax(flat: np.ndarray, op: str = "from_numpy") -> jax.Array:
     """One copy of the 1-D NumPy buffer ``flat`` into a JAX array (never an alias of it);
     a non-native byte order (``>f4`` on a little-endian machine) is swapped on the way."""
     check_not_forked(op)
+    refuse_wrapping_import(op, flat)
     if not flat.dtype.isnative:
         flat = flat.astype(flat.dtype.newbyteorder("="))
     return jnp.array(flat, copy=True)

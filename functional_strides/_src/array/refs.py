@@ -88,6 +88,8 @@ class _Arg:
 
 
 def _arg(op: str, name: str, x: Any) -> _Arg:
+    if isinstance(x, np.generic) and np.dtype(x.dtype).kind in "biufc":
+        x = x.item()  # a NumPy scalar is a number, as PyTorch's argument parser takes it
     if isinstance(x, _NUMBER):
         return _Arg(x, td.WRAPPED[type(x) if type(x) in td.WRAPPED else _number_type(x)], 2, ())
     if isinstance(x, InPlaceMethods):

@@ -18,7 +18,14 @@ from ..core import memory_format as memory_format_module
 from ..core import views
 from ..core.docs import shares_doc as _shares_doc
 from ..core.errors import LayoutError, LayoutTypeError, OutOfRangeError, StorageError
-from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
+from ..core.layout import (
+    Layout,
+    check_in_storage,
+    check_static_storage_shape,
+    is_static_offset,
+    is_traced,
+    leaf_kind,
+)
 from ..core.overlap import overlap as _overlap
 from ..lowering import programs as _programs
 from ..lowering import refs as _refs
@@ -112,6 +119,7 @@ def _check_fits(storage: Any, layout: Layout, op: str) -> None:
     """Bounds of a view made with concrete values (a traced offset is clamped when read:
     see ``lowering.dynamic_window``); per-item offsets of a batched array are all checked,
     by :func:`functional_strides._src.core.layout.check_in_storage` at the lowest and the highest."""
+    check_static_storage_shape(op, storage.shape, layout)
     size = storage.shape[-1]
     offset = layout.offset
     if is_static_offset(offset):
@@ -989,7 +997,19 @@ class StridedArray(InPlaceMethods):
 
     @_shares_doc(views.getitem)
     def __getitem__(self, key: Any) -> StridedArray:
+        if isinstance(key, (bool, np.bool_)):
+            return self._bool_index(bool(key))
         return self._view(views.getitem(self.layout, key))
+
+    def _bool_index(self, key: bool) -> StridedArray:
+        """``x[True]`` / ``x[False]``: a copy of ``x`` (``clone()``'s strides) with a new
+        leading dim of extent 1 / 0, as PyTorch and NumPy index by a bool scalar (advanced
+        indexing: a copy, not a view). The new dim's stride is PyTorch's, the product of the
+        other extents (an extent 0 counted as 1)."""
+        copy = self.clone()
+        outer = int(np.prod([max(n, 1) for n in copy.shape], dtype=np.int64))
+        layout = Layout((1 if key else 0, *copy.shape), (outer, *copy.stride()), copy.layout.offset)
+        return StridedArray._wrap(copy.storage, layout)
 
 
 def from_array(x: Any) -> StridedArray:
@@ -1012,8 +1032,45 @@ def from_array(x: Any) -> StridedArray:
     Semantics: ``torch.from_numpy`` / ``torch.as_tensor`` of a C-contiguous array."""
     if isinstance(x, StridedArray):
         return x
+    if x is None:
+        raise _none_input("from_array")
+    if not isinstance(x, jax.Array):
+        refuse_wrapping_import("from_array", x)
     arr = x if isinstance(x, jax.Array) else jnp.asarray(x)
     return StridedArray._wrap(_programs.reshape(arr, (arr.size,)), Layout.contiguous(arr.shape))
+
+
+def _none_input(op: str) -> LayoutTypeError:
+    return LayoutTypeError(f"{op}: x is None; pass a JAX or NumPy array (or a nested list of numbers), "
+                           f"e.g. {op}(jnp.zeros(4), ...), or a StridedArray.")
+
+
+def refuse_wrapping_import(op: str, x: Any) -> None:
+    """Without ``jax_enable_x64`` JAX stores 64-bit integers as 32-bit ones, wrapping values
+    out of the 32-bit range (``2**40 + 5`` becomes 5): a host array (NumPy, or what converts
+    to one) holding such a value is refused instead.
+
+    Raises:
+      LayoutError: ``x`` has dtype int64 or uint64, x64 is off, and a value does not fit the
+        32-bit type; the message names the value, the dtype and ``jax_enable_x64``."""
+    if jax.config.read("jax_enable_x64") or isinstance(x, jax.Array):
+        return
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not isinstance(x, (np.ndarray, np.generic)):
+        return
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.int64), np.dtype(np.uint64)) or np.size(x) == 0:
+        return
+    narrow = np.iinfo(np.int32 if dtype == np.int64 else np.uint32)
+    low, high = np.min(x), np.max(x)
+    if low < narrow.min or high > narrow.max:
+        value = int(low) if low < narrow.min else int(high)
+        wrapped = int(np.asarray(value).astype(narrow.dtype))
+        raise LayoutError(
+            f"{op}: the {dtype.name} array holds {value}, which JAX stores as {narrow.dtype.name} without "
+            f"64-bit types (jax_enable_x64 is off): it would wrap to {wrapped}. "
+            "Enable them first (jax.config.update('jax_enable_x64', True)), or pass values in "
+            f"[{narrow.min}, {narrow.max}].")
 
 
 def _check_ref(ref: Any, op: str, batched: bool = False) -> None:
@@ -1060,6 +1117,8 @@ def from_ref(ref: Any) -> StridedArray:
 
 @_shares_doc(views.as_strided)
 def as_strided(x: Any, size: Any, stride: Any, storage_offset: Any = None) -> StridedArray:
+    if x is None:
+        raise _none_input("as_strided")
     return from_array(x).as_strided(size, stride, storage_offset)
 
 

@@ -210,10 +210,11 @@ def wrapped_scalar(op: str, value: Any, dtype: Any) -> np.ndarray:
                                                                   else value), dtype)
 
 
-def _overflow(op: str, value: Any, name: str) -> LayoutError:
+def _overflow(op: str, value: Any, name: str, dtype: np.dtype) -> LayoutError:
     return LayoutError(f"{op}: value cannot be converted to type {name} without overflow (got {value!r}). "
-                       "PyTorch checks Python numbers written into a view against its dtype's range; pass a "
-                       "number in range, or a rank-0 array, which is cast without the check.")
+                       f"The view's dtype is {dtype.name}: PyTorch checks Python and NumPy numbers written "
+                       "into a view against its dtype's range; pass a number in range, or a rank-0 array, "
+                       "which is cast without the check.")
 
 
 def _float_max(dtype: np.dtype) -> float:
@@ -256,28 +257,28 @@ def checked_scalar(op: str, value: Any, dtype: Any, *, item: bool = False) -> np
     if isinstance(value, complex):
         if category(check) != 3:
             if value.imag != 0:
-                raise _overflow(op, value, name)
+                raise _overflow(op, value, name, dtype)
             value = value.real
     if category(check) == 3:
         value = complex(value)
         limit = _float_max(np.dtype(np.float32 if check.itemsize == 8 else np.float64))
         if any(math.isfinite(p) and abs(p) > limit for p in (value.real, value.imag)):
-            raise _overflow(op, value, name)
+            raise _overflow(op, value, name, dtype)
         return np.asarray(value, dtype)
     if kind == 1:
         low, high = _int_range(dtype)
         if isinstance(value, float):
             if not math.isfinite(value) or value < low or value > high:
-                raise _overflow(op, value, name)
+                raise _overflow(op, value, name, dtype)
             return wrapped_scalar(op, int(value), dtype)
         value = int(value)
         if dtype.kind == "u" and -high <= value < 0:
             return wrapped_scalar(op, value, dtype)  # two's complement wrap, as PyTorch allows
         if not low <= value <= high:
-            raise _overflow(op, value, name)
+            raise _overflow(op, value, name, dtype)
         return np.asarray(value, dtype)
     value = float(value)
     if math.isfinite(value) and abs(value) > _float_max(check):
-        raise _overflow(op, value, name)
+        raise _overflow(op, value, name, dtype)
     with np.errstate(over="ignore"):
         return np.asarray(value, dtype)

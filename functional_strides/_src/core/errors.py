@@ -74,13 +74,13 @@ class TooHardError(LayoutError, _NumPyTooHardError):
     the same case, so that either ``except`` catches it."""
 
 
-for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError, LayoutTypeError,
-             IndexTypeError, TooHardError):
-    _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
-del _cls
-
-
 class ForkError(LayoutError):
     """A call that would run JAX in a child of ``os.fork()`` forked after JAX's runtime had
     started in the parent: JAX's threads are not in the child, so the call would hang. Worker
     processes started with the ``spawn`` or ``forkserver`` method run the library normally."""
+
+
+for _cls in (LayoutError, ViewError, StorageError, OutOfRangeError, OverlapError, LayoutTypeError,
+             IndexTypeError, TooHardError, ForkError):
+    _cls.__module__ = "functional_strides"  # the public name, in tracebacks and reprs
+del _cls

@@ -599,6 +599,22 @@ def check_offset(op: str, offset: int, shape: Shape, strides: Strides) -> None:
             "offset counts elements from the storage start and must be >= 0.")
 
 
+def check_static_storage_shape(op: str, storage_shape: Any, layout: Any) -> None:
+    """A storage's shape must be known ints: a symbolic dimension (``jax.export`` with
+    ``jax.export.symbolic_shape``, shape polymorphism) leaves the bounds of a view and the
+    lowering's plan undecidable.
+
+    Raises:
+      LayoutTypeError: naming the dimension and the way out."""
+    for d in storage_shape:
+        if not isinstance(d, (int, np.integer)):
+            raise LayoutTypeError(
+                f"{op}: the storage has shape {tuple(storage_shape)}, with the symbolic dimension {d} (a "
+                f"shape-polymorphic jax.export; layout {layout}). A view's bounds and its lowering depend "
+                "on the storage's size, so views need concrete storage shapes: export once per size "
+                "(concrete jax.ShapeDtypeStruct shapes), or take the views outside the exported function.")
+
+
 def check_in_storage(op: str, shape: Shape, strides: Strides, offset: int, size: int | None = None) -> None:
     """The storage bounds of a view with a known offset, at both ends: the one bounds check.
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -48,7 +49,14 @@ from jax import lax
 from ..core.canonical import Box, Canonical, box, canonicalize, inner_box_start, split_windows
 from ..core.config import config as _config
 from ..core.errors import LayoutError, LayoutTypeError, StorageError
-from ..core.layout import Layout, check_in_storage, is_static_offset, is_traced, leaf_kind
+from ..core.layout import (
+    Layout,
+    check_in_storage,
+    check_static_storage_shape,
+    is_static_offset,
+    is_traced,
+    leaf_kind,
+)
 from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
 from ..core.strategies import Need, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
@@ -503,7 +511,22 @@ READS = Strategies("materialize", (
 METHODS = READS.methods
 
 
-def read_plan(layout: Layout, method: str = "auto") -> str:
+def plan_subject(op: str, x: Any) -> tuple[Layout, int | None]:
+    """What :func:`read_plan` and :func:`write_plan` plan for: a ``Layout`` (no storage), or
+    a ``StridedArray`` (its layout, and the size of its storage's last axis).
+
+    Raises:
+      LayoutTypeError: ``x`` is neither."""
+    if isinstance(x, Layout):
+        return x, None
+    layout, storage = getattr(x, "layout", None), getattr(x, "storage", None)
+    if isinstance(layout, Layout) and hasattr(storage, "shape"):
+        return layout, int(storage.shape[-1]) if storage.shape else None
+    raise LayoutTypeError(f"{op}: expected a functional_strides.Layout or a StridedArray, not "
+                          f"{type(x).__name__} (got {x!r}); pass x.layout, or the array itself.")
+
+
+def read_plan(layout: Layout | Any, method: str = "auto") -> str:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` follows the read table's rule, stated in code beside the table (named
@@ -515,8 +538,9 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     Writes are planned by :func:`functional_strides.write_plan`, with the same skeleton.
 
     Args:
-      layout: the layout to read; with a traced offset the path is that of the same layout
-        at its lowest offset, read from a ``dynamic_slice`` of the storage.
+      layout: the layout to read, or a ``StridedArray`` (its layout); with a traced offset
+        the path is that of the same layout at its lowest offset, read from a
+        ``dynamic_slice`` of the storage.
       method: ``"auto"`` or one of :data:`functional_strides.READ_METHODS` to check that it
         applies.
     Returns:
@@ -524,6 +548,7 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
       ``"gather"`` or ``"strided_copy"``.
     Raises:
       LayoutError: ``method`` is unknown, or does not apply to ``layout``.
+      LayoutTypeError: ``layout`` is neither a ``Layout`` nor a ``StridedArray``.
     Example:
       >>> read_plan(Layout((4, 4), (1, 4))), read_plan(Layout((7, 1024), (256, 1)))
       ('structured', 'row_gather')
@@ -533,6 +558,7 @@ def read_plan(layout: Layout, method: str = "auto") -> str:
     Semantics: no PyTorch or NumPy counterpart (they copy with one strided loop); the
     choice ``jax.numpy`` would make is always a gather.
     """
+    layout, _ = plan_subject("read_plan", layout)
     return _plan(layout, method, Need())
 
 
@@ -681,7 +707,8 @@ def check_operands(op: str, storage, layout, *, batch: bool = False) -> None:
       LayoutTypeError: ``layout`` is not a ``Layout``; the storage is not a JAX or NumPy
         array, or the offset not an integer (placeholders such as ``None``, a
         ``ShapeDtypeStruct`` or a float0 cotangent: the message says where they come from).
-      StorageError: the storage is not 1-D; the view takes more than :data:`MAX_BYTES`.
+      StorageError: the storage is not 1-D; the offset holds one offset per item of a batch
+        the storage does not have; the view takes more than :data:`MAX_BYTES`.
     Example:
       >>> check_operands("materialize", jnp.zeros((10, 10)), Layout((2,), (1,)))
       Traceback (most recent call last):
@@ -695,6 +722,7 @@ def check_operands(op: str, storage, layout, *, batch: bool = False) -> None:
         raise LayoutTypeError(f"{op}: storage must be a 1-D JAX or NumPy array, not {leaf_kind(storage)} "
                               f"(layout {layout}). {PLACEHOLDER_HINT}")
     shape = tuple(storage.shape)
+    check_static_storage_shape(op, shape, layout)
     if len(shape) != 1 and not (batch and len(shape) > 1):
         raise StorageError(f"{op}: storage must be 1-D (got shape {shape}; layout {layout}); pass "
                            "storage.reshape(-1) for its elements in row-major order, or fs.from_array(x) for "
@@ -703,6 +731,12 @@ def check_operands(op: str, storage, layout, *, batch: bool = False) -> None:
     if not is_static_offset(offset) and not (_is_array(offset) and np.dtype(offset.dtype).kind in ("i", "u")):
         raise LayoutTypeError(f"{op}: the layout's offset is {leaf_kind(offset)}, not an integer (layout "
                               f"{layout}). {PLACEHOLDER_HINT}")
+    if not is_static_offset(offset) and np.ndim(offset) and tuple(np.shape(offset)) != shape[:-1]:
+        raise StorageError(
+            f"{op}: the layout's offset has shape {tuple(np.shape(offset))} (one offset per item of a "
+            f"batch) but the storage of shape {shape} has batch shape {shape[:-1]} (layout {layout}); pass "
+            "a scalar offset (an int, or an integer array of shape ()), or one offset per item of a "
+            "storage of shape (*batch, N).")
     itemsize = np.dtype(storage.dtype).itemsize
     items = math.prod(shape[:-1]) * layout.numel
     if items * itemsize > MAX_BYTES:

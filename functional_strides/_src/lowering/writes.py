@@ -516,7 +516,8 @@ def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> str:
     return _plan(layout, storage_size, mode, "auto", "write", copy_kernel=False)
 
 
-def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: str = "auto") -> str:
+def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: str = "set",
+               method: str = "auto") -> str:
     """The path ``write`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     Paths that apply: ``"block"`` when every canonical stride divides the one above it and
@@ -536,10 +537,13 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
     evidence" gives the measurements).
 
     Args:
-      layout: the view written through (strides/offset in elements); with a traced offset
-        the path is that of the same layout at offset 0 over the ``span + 1`` elements it
-        lies in (written back with ``dynamic_update_slice``).
-      storage_size: elements in the storage.
+      layout: the view written through (strides/offset in elements), or a ``StridedArray``
+        (its layout and its storage); with a traced offset the path is that of the same
+        layout at offset 0 over the ``span + 1`` elements it lies in (written back with
+        ``dynamic_update_slice``).
+      storage_size: elements in the storage; by default that of the ``StridedArray``'s
+        storage, or for a ``Layout`` the least that holds it (``required_storage_size``;
+        ``span + 1`` with a traced offset).
       mode: one of ``"set"``, ``"add"``, ``"mul"``, ``"min"``, ``"max"``.
       method: ``"auto"`` or one of :data:`functional_strides.WRITE_METHODS` to check that it
         applies.
@@ -548,6 +552,7 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
       ``"row_scatter"``, ``"scatter"`` or ``"strided_copy"``.
     Raises:
       LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
+      LayoutTypeError: ``layout`` is neither a ``Layout`` nor a ``StridedArray``.
     Example:
       >>> write_plan(Layout((64,), (64,), 7), 4096), write_plan(Layout((7, 1024), (256, 1)), 2560, mode="mul")
       ('scatter', 'row_scatter')
@@ -557,6 +562,10 @@ def write_plan(layout: Layout, storage_size: int, *, mode: str = "set", method: 
       'block'
     """
     check_choice("write", "mode", mode, MODES)
+    layout, size = _reads.plan_subject("write_plan", layout)
+    if storage_size is None:
+        storage_size = size if size is not None else (
+            layout.required_storage_size if layout.has_static_offset else layout.span + 1)
     return _plan(layout, storage_size, mode, method, "write")
 
 

@@ -24,6 +24,11 @@ def _index(op: str, name: str, value: Any, error: type[LayoutTypeError] = Layout
         return value
     if isinstance(value, bool):
         raise error(f"{op}: {name} must be an int, not a bool (got {name}={value!r}); pass an int.")
+    if is_traced(value):  # int() of a tracer fails too: the value is unknown until the program runs
+        raise error(f"{op}: {name} must be an int known at trace time, not a traced value (got "
+                    f"{name}={value!r}): extents and strides are static under jit, vmap and grad. Pass it "
+                    "as a Python int (a static argument: jax.jit(f, static_argnums=...)), or compute it "
+                    "from shapes.")
     try:
         return operator.index(value)
     except TypeError:

@@ -183,8 +183,10 @@ def as_strided(layout: Layout, size: Any, stride: Any, storage_offset: Offset = 
         )
     if any(s < 0 for s in stride):
         raise LayoutError(
-            f"as_strided: negative strides are not supported (got stride={list(stride)}); "
-            "strides count elements and must be >= 0."
+            f"as_strided: negative strides are refused, as PyTorch's as_strided refuses them (got "
+            f"stride={list(stride)}); strides count elements and must be >= 0 here. For a reversed "
+            "view use x.flip(dims) (a view with negative strides), or NumPy's semantics, which take "
+            "them: fs.numpy.as_strided(x, shape, strides) (strides in bytes there, as in NumPy)."
         )
     if any(n < 0 for n in size):
         raise LayoutError(f"as_strided: negative sizes are not supported (got size={list(size)}).")
