@@ -39,7 +39,7 @@ def clear_caches() -> None:
 
     Semantics: ``jax.clear_caches()`` for this package's own caches."""
     for cached in (_canonical._canonicalize_cached, _canonical.box, _canonical.split_windows,
-                   _overlap._internal_witness):
+                   _overlap._internal_witness, _overlap._bounded_internal):
         cached.cache_clear()
     _refs.clear_compiled()
     _programs.PROGRAMS.clear()

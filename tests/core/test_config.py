@@ -40,8 +40,9 @@ def restore():
 
 def test_options_and_defaults():
     assert fs.config is config_module.config
-    assert sorted(fs.config.values()) == ["native_copy", "native_overlap"]
-    assert all(isinstance(v, bool) for v in fs.config.values().values())
+    assert sorted(fs.config.values()) == ["native_copy", "native_overlap", "overlap_max_work"]
+    assert all(isinstance(fs.config.values()[k], bool) for k in ("native_copy", "native_overlap"))
+    assert fs.config.overlap_max_work == config_module.OVERLAP_MAX_WORK == 10**6
     assert repr(fs.config).startswith("fs.config(native_copy=")
 
 
@@ -151,14 +152,20 @@ def test_the_overlap_search_runs_in_python_when_switched_off(monkeypatch):
 
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: fs.config.update("native_kernel", False),
-     "config.update: unknown option 'native_kernel' (options: native_copy, native_overlap)."),
+     "config.update: unknown option 'native_kernel' (options: native_copy, native_overlap, "
+     "overlap_max_work)."),
     (lambda: fs.config.update("native_copy", 0),
      "config.update: option 'native_copy' takes True or False (got 0)."),
     (lambda: fs.config.using(native_copy="no").__enter__(),
      "config.using: option 'native_copy' takes True or False (got 'no')."),
+    (lambda: fs.config.update("overlap_max_work", -2),
+     "config.update: option 'overlap_max_work' takes -1 (exact) or an int >= 0, a budget of work units "
+     "(got -2)."),
+    (lambda: fs.config.using(overlap_max_work=True).__enter__(),
+     "config.using: option 'overlap_max_work' takes -1 (exact) or an int >= 0"),
     (lambda: fs.config.using(speed=True).__enter__(),
-     "config.using: unknown option 'speed' (options: native_copy, native_overlap)."),
-], ids=["unknown", "not-bool", "using-not-bool", "using-unknown"])
+     "config.using: unknown option 'speed' (options: native_copy, native_overlap, overlap_max_work)."),
+], ids=["unknown", "not-bool", "using-not-bool", "work-below-minus-1", "using-work-bool", "using-unknown"])
 def test_bad_names_and_values_are_refused(call, message):
     before = fs.config.values()
     with pytest.raises(LayoutError, match=re.escape(message)):

@@ -108,7 +108,7 @@ def test_the_search_holds_no_more_than_the_cap(monkeypatch):
     overlap._internal_witness.cache_clear()
     tracemalloc.start()
     try:
-        witness = fs.internal_overlap_witness(layout)
+        witness = fs.internal_overlap_witness(layout, max_work=-1)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

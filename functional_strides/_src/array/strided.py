@@ -1141,7 +1141,7 @@ def shares_storage(a: StridedArray, b: StridedArray) -> bool:
     return isinstance(a, StridedArray) and isinstance(b, StridedArray) and a.storage is b.storage
 
 
-def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
+def overlaps(a: Any, b: Any, *, max_work: Any = _overlap.CONFIGURED) -> bool:
     """True when ``a`` and ``b`` share a storage element.
 
     ``a`` and ``b`` are two ``StridedArray`` (False unless they share one storage object) or
@@ -1151,16 +1151,17 @@ def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
     Args:
       a: a ``StridedArray``, or a :class:`Layout`.
       b: another of the same kind (a layout over the same storage).
-      max_work: as in ``numpy.shares_memory``: ``-1`` (default) or ``None``: exact; ``0``:
-        the bounds only (disjoint index ranges, else ``TooHardError``); ``n > 0``: at most
-        about ``n`` units of work (steps of the depth-first search, candidates of the
-        enumeration).
+      max_work: as in ``numpy.shares_memory`` (default: ``fs.config.overlap_max_work``,
+        ``10**6`` units): ``-1`` or ``None``: exact; ``0``: the bounds only (disjoint index
+        ranges, else ``TooHardError``); ``n > 0``: at most about ``n`` units of work (steps of
+        the depth-first search, candidates of the enumeration).
     Raises:
       LayoutError: an offset is traced, or ``max_work`` is below -1.
       LayoutTypeError: ``a`` and ``b`` are not two ``StridedArray`` or two ``Layout``, or
         ``max_work`` is not an integer (or ``None``).
-      TooHardError: ``max_work`` did not suffice (never with the default), or the process
-        could not allocate the memory the search keeps under its cap.
+      TooHardError: ``max_work`` did not suffice (the message names
+        ``fs.config.overlap_max_work``), or the process could not allocate the memory the
+        search keeps under its cap.
     Example:
       >>> import jax.numpy as jnp
       >>> frames = from_array(jnp.arange(10.0)).unfold(0, 4, 2)
@@ -1170,12 +1171,10 @@ def overlaps(a: Any, b: Any, *, max_work: int | None = -1) -> bool:
     Semantics: ``numpy.shares_memory(a, b, max_work)``; PyTorch's ``get_overlap_status``
     without "too hard"."""
     if isinstance(a, Layout) and isinstance(b, Layout):
-        if max_work.__class__ is int and max_work == -1:
-            return _overlap.overlaps(a, b)
         return _overlap.overlaps(a, b, max_work=max_work)
     if isinstance(a, StridedArray) and isinstance(b, StridedArray):
         if not shares_storage(a, b):
-            _overlap.check_max_work("overlaps", max_work)
+            _overlap.check_max_work("overlaps", _overlap._resolve(max_work))
             return False
         return _overlap.overlaps(a.layout, b.layout, max_work=max_work)
     raise LayoutTypeError(f"overlaps: expects two StridedArray or two Layout (got {type(a).__name__} "

@@ -262,18 +262,29 @@ def box(dims: Dims) -> Box | None:
     return Box(dims, tuple(pitches), tuple(s // p for (_, s), p in zip(dims, pitches, strict=True)))
 
 
+_DIVISOR_CANDIDATES = 1 << 16  # candidates tried on each side of the square root
+
+
 def _largest_divisor(value: int, bound: int) -> int:
-    """Largest divisor of ``value`` that is at most ``bound`` (``bound >= 1``)."""
+    """Largest divisor of ``value`` that is at most ``bound`` (``bound >= 1``).
+
+    A divisor above ``isqrt(value)`` is ``value // d`` for the smallest ``d >= value / bound``
+    that divides; failing that, the largest divisor up to ``min(bound, isqrt(value))``. Each
+    side tries at most ``_DIVISOR_CANDIDATES`` candidates, so a stride of 2**64 costs no more
+    than one of 2**32; past them the answer is still a divisor at most ``bound`` (1 at worst),
+    which makes the box finer, never wrong."""
     if value <= bound:
         return value
-    best = 1
-    for d in range(1, math.isqrt(value) + 1):
+    root = math.isqrt(value)
+    low = -(-value // bound)  # value // d <= bound  <=>  d >= low
+    for d in range(low, min(root, low + _DIVISOR_CANDIDATES) + 1):
         if value % d == 0:
-            if value // d <= bound:
-                return value // d
-            if d <= bound:
-                best = d
-    return best
+            return value // d
+    top = min(bound, root)
+    for d in range(top, max(top - _DIVISOR_CANDIDATES, 0), -1):
+        if value % d == 0:
+            return d
+    return 1
 
 
 def inner_box_start(dims: Dims) -> int:

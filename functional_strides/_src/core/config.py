@@ -1,4 +1,5 @@
-"""The library's run-time switches, ``fs.config``: whether its compiled parts run.
+"""The library's run-time switches, ``fs.config``: whether its compiled parts run, and how
+much work an overlap query may take.
 
 Two options, each a bool, on by default where the compiled part is built:
 
@@ -8,8 +9,19 @@ Two options, each a bool, on by default where the compiled part is built:
 * ``native_overlap`` -- the C overlap search (``_src/core/overlap/_dfs_native.c``). Off, the
   same search runs in Python (the same answers, slower).
 
+And one integer:
+
+* ``overlap_max_work`` -- the work an overlap query takes by default (``fs.overlaps``,
+  ``fs.has_internal_overlap``, ``fs.internal_overlap_witness``, ``fs.overlap_witness``, the
+  ``Layout`` methods) and the bound of the library's own checks (the overlap check of every
+  write, ``fs.explain``, the command line): ``10**6`` units (a step of a depth-first search, a
+  candidate of an enumeration; milliseconds compiled, about a second in Python), ``-1`` for
+  exact answers whatever they cost (the problem is NP-hard). A query past it raises
+  ``TooHardError`` naming this option; a write past it is planned as overlapping, which gives
+  the same values either way.
+
 The environment variable ``FUNCTIONAL_STRIDES_PURE_PYTHON`` set to a non-empty value when the
-package is imported makes both default to off. ``update`` changes an option for the whole
+package is imported makes the two switches default to off. ``update`` changes an option for the whole
 process; ``using`` changes options for the code inside a ``with`` block, in the calling
 thread (and the tasks it starts with ``contextvars``) only, as ``jax``'s context managers do.
 
@@ -25,7 +37,7 @@ Example:
   ...     config.native_copy
   False
   >>> sorted(config.values())
-  ['native_copy', 'native_overlap']
+  ['native_copy', 'native_overlap', 'overlap_max_work']
 """
 
 from __future__ import annotations
@@ -46,10 +58,15 @@ PURE_PYTHON_ENV = "FUNCTIONAL_STRIDES_PURE_PYTHON"
 OPTIONS = {
     "native_copy": "the C++ strided copy and write on XLA:CPU (the 'strided_copy' read and write paths)",
     "native_overlap": "the C overlap search (its Python twin runs otherwise: the same answers)",
+    "overlap_max_work": "the work an overlap query takes by default (-1: exact, whatever it costs)",
 }
 
-_NO_OVERRIDES: dict[str, bool] = {}  # never changed: using() sets a new dict
-_overrides: contextvars.ContextVar[dict[str, bool]] = contextvars.ContextVar(
+#: ``overlap_max_work``'s default: units of work (about a second of the Python search at most).
+OVERLAP_MAX_WORK = 10**6
+_INTEGER_OPTIONS = ("overlap_max_work",)
+
+_NO_OVERRIDES: dict[str, bool | int] = {}  # never changed: using() sets a new dict
+_overrides: contextvars.ContextVar[dict[str, bool | int]] = contextvars.ContextVar(
     "functional_strides_config", default=_NO_OVERRIDES)  # noqa: B039
 
 
@@ -64,9 +81,10 @@ class Config:
 
     def __init__(self) -> None:
         off = bool(os.environ.get(PURE_PYTHON_ENV))
-        self._values = {name: not off for name in OPTIONS}
+        self._values = {name: not off for name in OPTIONS if name not in _INTEGER_OPTIONS}
+        self._values["overlap_max_work"] = OVERLAP_MAX_WORK
 
-    def __getattr__(self, name: str) -> bool:
+    def __getattr__(self, name: str) -> bool | int:
         if name.startswith("_") or name not in OPTIONS:
             raise AttributeError(f"fs.config has no option {name!r} (options: {', '.join(OPTIONS)}).")
         overrides = _overrides.get()
@@ -78,23 +96,24 @@ class Config:
             return
         raise AttributeError(f"fs.config.{name}: set options with fs.config.update({name!r}, value).")
 
-    def values(self) -> dict[str, bool]:
+    def values(self) -> dict[str, bool | int]:
         """Every option and its value as seen by the calling thread.
 
         Returns:
-          A new dict ``{name: bool}``.
+          A new dict ``{name: value}``.
         Example:
           >>> Config().values()["native_overlap"] in (True, False)
           True
         """
         return {name: getattr(self, name) for name in OPTIONS}
 
-    def update(self, name: str, value: bool) -> None:
+    def update(self, name: str, value: bool | int) -> None:
         """Set option ``name`` to ``value`` for the whole process (as ``jax.config.update``).
 
         Args:
-          name: ``"native_copy"`` or ``"native_overlap"``.
-          value: ``True`` (run the compiled part where it is built) or ``False``.
+          name: ``"native_copy"``, ``"native_overlap"`` or ``"overlap_max_work"``.
+          value: ``True`` (run the compiled part where it is built) or ``False``; for
+            ``overlap_max_work``, ``-1`` or an int >= 0.
         Raises:
           LayoutError: ``name`` is not an option, or ``value`` is not a bool.
         Example:
@@ -109,7 +128,7 @@ class Config:
         self._values[name] = value
 
     @contextlib.contextmanager
-    def using(self, **values: bool) -> Iterator[None]:
+    def using(self, **values: bool | int) -> Iterator[None]:
         """Set options inside a ``with`` block, in the calling thread only; the previous values
         come back on exit, exception or not.
 
@@ -119,9 +138,9 @@ class Config:
           LayoutError: an unknown option, or a value that is not a bool (before the block runs).
         Example:
           >>> c = Config()
-          >>> with c.using(native_copy=False, native_overlap=False):
+          >>> with c.using(native_copy=False, overlap_max_work=-1):
           ...     c.values()
-          {'native_copy': False, 'native_overlap': False}
+          {'native_copy': False, 'native_overlap': True, 'overlap_max_work': -1}
 
         Semantics: ``jax``'s configuration context managers (``jax.numpy_rank_promotion(...)``),
         thread-local as theirs."""
@@ -140,6 +159,11 @@ class Config:
     def _check(name: str, value: object, op: str) -> None:
         if name not in OPTIONS:
             raise LayoutError(f"config.{op}: unknown option {name!r} (options: {', '.join(OPTIONS)}).")
+        if name in _INTEGER_OPTIONS:
+            if value.__class__ is not int or value < -1:
+                raise LayoutError(f"config.{op}: option {name!r} takes -1 (exact) or an int >= 0, a budget "
+                                  f"of work units (got {value!r}).")
+            return
         if value is not True and value is not False:
             raise LayoutError(f"config.{op}: option {name!r} takes True or False (got {value!r}).")
 

@@ -456,16 +456,18 @@ class Layout:
         pairs = sorted(zip(self.strides, self.shape, strict=False), reverse=True)
         return _check_dense(tuple(n for _, n in pairs), tuple(s for s, _ in pairs))
 
-    def has_internal_overlap(self, *, max_work: int | None = -1) -> bool:
+    def has_internal_overlap(self, *, max_work: Any = _overlap.CONFIGURED) -> bool:
         """True when two elements address the same storage index. Exact for every layout.
 
-        ``max_work`` as in ``numpy.shares_memory``: ``-1`` (default) or ``None``: exact;
-        ``0``: the bounds only; ``n > 0``: at most about ``n`` units of work. The search's
+        ``max_work`` as in ``numpy.shares_memory`` (default: ``fs.config.overlap_max_work``,
+        ``10**6`` units): ``-1`` or ``None``: exact, whatever it costs; ``0``: the bounds
+        only; ``n > 0``: at most about ``n`` units of work. The search's
         memory stays under 256 MiB whatever the layout
         (:func:`functional_strides.has_internal_overlap` gives the details).
 
         Raises:
-          TooHardError: ``max_work`` did not suffice (never with the default), or the
+          TooHardError: ``max_work`` did not suffice (the message names
+            ``fs.config.overlap_max_work``), or the
             process could not allocate the memory the search keeps under its cap.
           LayoutError: ``max_work`` is not -1, 0, a positive integer or ``None``.
         Example:
@@ -475,11 +477,9 @@ class Layout:
         Semantics: ``torch._debug_has_internal_overlap`` without its "too hard" answer;
         ``max_work`` as in ``numpy.shares_memory``;
         :func:`functional_strides.internal_overlap_witness` names a colliding pair."""
-        if max_work.__class__ is int and max_work == -1:  # the default: no keyword on the hot path
-            return _overlap.has_internal_overlap(self)
         return _overlap.has_internal_overlap(self, max_work=max_work)
 
-    def overlaps(self, other: Layout, *, max_work: int | None = -1) -> bool:
+    def overlaps(self, other: Layout, *, max_work: Any = _overlap.CONFIGURED) -> bool:
         """True when this layout and ``other`` (over the same storage) share a storage index.
 
         ``max_work`` as in ``numpy.shares_memory`` (see :meth:`has_internal_overlap`).
@@ -487,16 +487,15 @@ class Layout:
         Raises:
           LayoutError: an offset is traced (overlap needs int offsets), or ``max_work`` is
             not -1, 0, a positive integer or ``None``.
-          TooHardError: ``max_work`` did not suffice (never with the default), or the
+          TooHardError: ``max_work`` did not suffice (the message names
+            ``fs.config.overlap_max_work``), or the
             process could not allocate the memory the search keeps under its cap.
         Example:
           >>> Layout((4,), (1,), 0).overlaps(Layout((4,), (1,), 3))
           True
 
         Semantics: ``numpy.shares_memory(a, b, max_work)`` for two views of one buffer
-        (exact by default)."""
-        if max_work.__class__ is int and max_work == -1:
-            return _overlap.overlaps(self, other)
+        (within ``fs.config.overlap_max_work`` by default)."""
         return _overlap.overlaps(self, other, max_work=max_work)
 
     def __call__(self, *coords: int) -> Any:

@@ -88,9 +88,14 @@ def _facts(subject: _Subject) -> list[str]:
         dense, detail = False, detail + f"; dense once dims {list(flipped)} are reversed back"
     out.append("non-overlapping and dense (a permutation of dims is contiguous): " +
                ("yes" if dense else "no") + f" ({detail})")
-    witness = _overlap.internal_overlap_witness(lay)
+    witness = _overlap.write_check(lay)
     if witness is None:
         out.append("internal overlap: none (every element has its own storage slot)")
+    elif witness is _overlap.UNDECIDED:
+        out.append(f"internal overlap: undecided within fs.config.overlap_max_work="
+                   f"{_config.overlap_max_work} units of work (writes are planned as overlapping, which "
+                   "gives the same values; fs.config.update('overlap_max_work', -1) decides exactly, "
+                   "which may take long)")
     else:
         a, b = (_user_coord(subject, w, flipped) for w in witness)
         out.append(f"internal overlap: yes: coordinates {_coord_text(a)} and {_coord_text(b)} both address "
@@ -297,10 +302,10 @@ def _plans(subject: _Subject) -> list[str]:
         return [*out, "write plan: none (the storage is too small for the view)."]
     if numel and not subject.storage_size:
         note = f" (over {n} elements, the required size)"
-    witness = _overlap.internal_overlap_witness(lay)
+    witness = _overlap.write_check(lay)
     for mode in ("set", "add"):
         path, why = _write_reason(lay, max(n, 1), mode)
-        if mode == "set" and witness is not None:
+        if mode == "set" and witness.__class__ is tuple:
             why.append("Only with overlap='last' (the row-major last element wins), else OverlapError.")
         out += _plan_lines(f"write plan (fs.write_plan, mode={mode!r}){note}", path, why)
     out.append("eager use (outside jit): a contiguous view reads and writes with one dynamic_slice or "

@@ -22,6 +22,7 @@ from jax.sharding import PartitionSpec as P
 
 from ..core.errors import LayoutTypeError
 from ..core.layout import Layout, is_traced
+from ..core.overlap import overlap as _overlap
 from ..lowering.modes import has_exact_identity, storage_mode
 
 __all__ = ["Exchange", "Partition", "Parts", "ShardedRead", "ShardingWarning", "default_out_sharding",
@@ -672,7 +673,7 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
     sharding = part.sharding(P(part.axis))
     devices, block = part.devices, n // part.devices
     none = ShardedRead("partitioner", None, _none(part), _none(part), block, sharding)
-    overlapping = layout.has_internal_overlap() if not layout.is_empty else False
+    overlapping = _overlap.write_check(layout) is not None if not layout.is_empty else False
     if layout.ndim == 0 or layout.is_empty or (mode == "set" and overlap == "error" and overlapping):
         return none
     rows = layout.shape[0]
@@ -693,7 +694,7 @@ def write_plan(layout: Layout, n: int, part: Partition, *, mode: str = "set",
         # a set (a mode without an exact identity) keeps its writers only where the padding rows
         # share no slot with the view
         exact = mode != "set" and (dtype is None or has_exact_identity(storage_mode(mode, dtype), dtype))
-        if exact or not padded.has_internal_overlap():
+        if exact or _overlap.write_check(padded) is None:
             found = _halo_plan(layout, n, part, _dim_parts(layout, devices, 0, padded.shape[0] // devices),
                                sharding, padded=padded.shape[0] - rows)
             if found:

@@ -31,6 +31,7 @@ from ..core.checks import check_choice
 from ..core.config import config as _config
 from ..core.errors import LayoutError
 from ..core.layout import Layout, is_traced
+from ..core.overlap import overlap as _overlap
 from ..lowering.modes import MODES, combine, has_exact_identity, identity, storage_mode
 from ..lowering.programs import PROGRAMS
 from ..lowering.writes import WRITES, check_src, xla_write_plan
@@ -110,7 +111,7 @@ def _ordered(layout: Layout, plan: ShardedRead, mode: str, dtype: Any) -> bool:
     slots, with parts that reach into their neighbours' blocks."""
     kind = storage_mode(mode, dtype)
     return (kind in ("add", "mul") and jnp.issubdtype(dtype, jnp.inexact)
-            and bool(max(plan.left) or max(plan.right)) and layout.has_internal_overlap())
+            and bool(max(plan.left) or max(plan.right)) and _overlap.write_check(layout) is not None)
 
 
 def _ordered_body(plan: ShardedRead, part: Partition, mode: str, method: str, rows: int,

@@ -15,9 +15,11 @@
  * below a coefficient) is taken in 128 bits where the compiler has them, so coefficients up
  * to 2**61 stay compiled; elsewhere COEF_LIMIT is 2**31 and the product fits in int64.
  *
- * A search without a step budget may run for a long time (the problem is NP-hard): the loop
- * polls for signals every CHECK_EVERY steps, so that Ctrl-C (or an alarm whose handler
- * raises) interrupts it with the handler's exception (STATUS_INTERRUPTED). */
+ * A search without a step budget may run for a long time (the problem is NP-hard): a search
+ * of RELEASE_FROM steps or more runs with the GIL released, so that other Python threads run
+ * meanwhile, and every CHECK_EVERY steps it takes the GIL back to poll for signals, so that
+ * Ctrl-C (or an alarm whose handler raises) interrupts it with the handler's exception
+ * (STATUS_INTERRUPTED). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -34,6 +36,7 @@ typedef int64_t i64;
 #define STATUS_INTERRUPTED (-3) /* a signal handler raised: the exception is set */
 
 #define CHECK_EVERY ((i64)1 << 20) /* steps between two polls for signals */
+#define RELEASE_FROM ((i64)1 << 16) /* budgets from which the search releases the GIL */
 #if defined(__SIZEOF_INT128__)
 #define COEF_LIMIT ((i64)1 << 61)
 #else
@@ -100,8 +103,32 @@ static void work_free(work_t *w) { PyMem_Free(w->data); }
  * budget steps did not decide, -3 when a signal handler raised (the exception is set). ws: 11 * n int64 of scratch. The order of unknowns (largest
  * coefficient first, a stable sort), of levels (last unknown first) and of candidates
  * (largest first) is that of _dfs.search_python; one step per level entered. */
+/* PyErr_CheckSignals with the GIL: taken back for the call when the search released it (*ts
+ * not NULL), released again after. */
+static int poll_signals(PyThreadState **ts) {
+    if (*ts == NULL) return PyErr_CheckSignals();
+    PyEval_RestoreThread(*ts);
+    int status = PyErr_CheckSignals();
+    *ts = PyEval_SaveThread();
+    return status;
+}
+
+static int dfs_locked(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid, i64 *x, i64 b,
+                      i64 budget, i64 *ws, PyThreadState **ts);
+
+/* The search below; from RELEASE_FROM steps of budget (or none: budget < 0), without the GIL. */
 static int dfs(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid, i64 *x, i64 b,
                i64 budget, i64 *ws) {
+    PyThreadState *ts = NULL;
+    if (budget >= 0 && budget < RELEASE_FROM) return dfs_locked(n, s_in, u_in, avoid, x, b, budget, ws, &ts);
+    ts = PyEval_SaveThread();
+    int status = dfs_locked(n, s_in, u_in, avoid, x, b, budget, ws, &ts);
+    PyEval_RestoreThread(ts);
+    return status;
+}
+
+static int dfs_locked(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid, i64 *x, i64 b,
+                      i64 budget, i64 *ws, PyThreadState **ts) {
     if (b < 0) return STATUS_NONE;
     i64 *order = ws, *ss = ws + n, *uu = ws + 2 * n, *av = ws + 3 * n, *gcds = ws + 4 * n;
     i64 *reach = ws + 5 * n, *periods = ws + 6 * n, *firsts = ws + 7 * n, *targets = ws + 8 * n;
@@ -134,7 +161,7 @@ static int dfs(Py_ssize_t n, const i64 *s_in, const i64 *u_in, const i64 *avoid,
     for (;;) {
         /* enter level j with right-hand side cur (>= 0); descend while a candidate exists */
         if (--steps < 0) return STATUS_OUT_OF_STEPS;
-        if ((steps & (CHECK_EVERY - 1)) == 0 && PyErr_CheckSignals() < 0) return STATUS_INTERRUPTED;
+        if ((steps & (CHECK_EVERY - 1)) == 0 && poll_signals(ts) < 0) return STATUS_INTERRUPTED;
         int descended = 0;
         if (j == 0) {
             i64 q = cur / ss[0];

@@ -39,9 +39,11 @@ Three stages, each exact:
 
 The meet-in-the-middle search holds at most ``MEMORY_CAP`` bytes (256 MiB): past it, it
 runs over narrower ranges of values, then the depth-first search decides with no step budget
-(its memory does not grow). ``max_work`` has NumPy's meaning: ``-1`` (the default) exact,
-``0`` the bounds only, ``n > 0`` about ``n`` units of work, then
-:class:`~functional_strides.TooHardError` (:mod:`.solver` details both).
+(its memory does not grow). ``max_work`` has NumPy's meaning: ``-1`` exact, ``0`` the bounds
+only, ``n > 0`` about ``n`` units of work, then :class:`~functional_strides.TooHardError`
+(:mod:`.solver` details both); by default it is ``fs.config.overlap_max_work`` (``10**6``
+units, a few milliseconds compiled and about a second in Python at most), so that no query
+runs unbounded unless asked to.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import math
 import operator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..config import config as _config
 from ..errors import LayoutError, LayoutTypeError, TooHardError
 from . import dfs as _dfs
 from . import solver as _solver
@@ -60,7 +63,9 @@ if TYPE_CHECKING:  # the queries read any record with shape, strides and offset;
     from ..layout import Layout
 
 __all__ = [
+    "CONFIGURED",
     "MEMORY_CAP",
+    "UNDECIDED",
     "check_max_work",
     "has_internal_overlap",
     "internal_overlap_witness",
@@ -68,6 +73,8 @@ __all__ = [
     "is_non_overlapping_sufficient",
     "overlap_witness",
     "overlaps",
+    "pair_check",
+    "write_check",
 ]
 
 Coord = tuple[int, ...]
@@ -76,6 +83,23 @@ Witness = tuple[Coord, Coord]
 _QUICK_STEPS = 1024  # steps of the bounded depth-first search tried first, in Python
 _COMPILED_STEPS = 1 << 17  # ... and compiled (C), where a step costs a small fraction of Python's
 _FIRST_STEPS = 1 << 10  # compiled steps on a self-overlap query before its cache is consulted
+
+
+class _Configured:
+    """The default of ``max_work``: the value of ``fs.config.overlap_max_work`` at the call."""
+
+    def __repr__(self) -> str:
+        return "fs.config.overlap_max_work"
+
+
+#: ``max_work``'s default in every query: ``fs.config.overlap_max_work`` (``10**6`` units).
+CONFIGURED: Any = _Configured()
+#: What :func:`write_check` and :func:`pair_check` answer when the bound did not decide.
+UNDECIDED: Any = "undecided"
+
+
+def _resolve(max_work: Any) -> Any:
+    return _config.overlap_max_work if max_work is CONFIGURED else max_work
 
 
 def _live_dims(layout: Layout) -> list[tuple[int, int]]:
@@ -115,7 +139,7 @@ def is_non_overlapping_sufficient(layout: Layout) -> bool:
 
 
 # -- public API ---------------------------------------------------------------------------
-def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Witness | None:
+def internal_overlap_witness(layout: Layout, *, max_work: int | None = CONFIGURED) -> Witness | None:
     """Two distinct coordinates of ``layout`` that address one storage index, or ``None``.
 
     Exact for every layout (any rank, extents >= 0, strides of any sign); the offset plays no part
@@ -128,7 +152,8 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
 
     Args:
       layout: a :class:`Layout`; strides and offset in elements.
-      max_work: the work allowed, as in ``numpy.shares_memory``: ``-1`` (default) or ``None``:
+      max_work: the work allowed, as in ``numpy.shares_memory`` (default:
+        ``fs.config.overlap_max_work``, ``10**6`` units): ``-1`` or ``None``:
         exact, whatever it costs; ``0``: the bounds only (the fast paths above); ``n > 0``:
         at most about ``n`` units of work (a unit: a step of a depth-first search, a
         candidate of the enumeration, a node of the lattice branching).
@@ -137,7 +162,8 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
       ``layout.ndim`` ints, ``x != y``, ``0 <= x[d], y[d] < shape[d]``, ``x`` before ``y``
       in row-major order, and ``layout(*x) == layout(*y)``.
     Raises:
-      TooHardError: ``max_work`` did not suffice to decide (never with the default), or the
+      TooHardError: ``max_work`` did not suffice to decide (the message names
+        ``fs.config.overlap_max_work``), or the
         process could not allocate the memory the search keeps under its cap.
       LayoutTypeError: ``max_work`` is not an integer (or ``None``).
       LayoutError: ``max_work`` is below -1.
@@ -150,7 +176,8 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
     Semantics: ``torch._debug_has_internal_overlap`` (``MemOverlap::Yes/No``) without its
     ``TooHard`` answer, which it gives for every overlapping layout without a zero stride;
     ``max_work`` as in ``numpy.shares_memory`` (``TooHardError`` when it does not suffice)."""
-    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
+    max_work = _resolve(max_work)
+    if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
         return _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
     first = _internal_first(layout)
     if first.__class__ is tuple:
@@ -158,19 +185,21 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
     return None if first == 0 else _exact_internal("internal_overlap_witness", layout)
 
 
-def has_internal_overlap(layout: Layout, *, max_work: int | None = -1) -> bool:
+def has_internal_overlap(layout: Layout, *, max_work: int | None = CONFIGURED) -> bool:
     """True when two elements of ``layout`` address the same storage index (exact).
 
     Args:
       layout: a :class:`Layout` of any rank; strides in elements; the offset plays no part.
-      max_work: the work allowed, as in ``numpy.shares_memory``: ``-1`` (default) or ``None``:
+      max_work: the work allowed, as in ``numpy.shares_memory`` (default:
+        ``fs.config.overlap_max_work``, ``10**6`` units): ``-1`` or ``None``:
         exact; ``0``: the bounds only (empty, a stride 0, nested strides, or more elements
         than the index range holds); ``n > 0``: at most about ``n`` units of work (see
         :func:`internal_overlap_witness`).
     Returns:
       A Python bool; ``False`` for empty layouts and layouts of one element.
     Raises:
-      TooHardError: ``max_work`` did not suffice to decide (never with the default), or the
+      TooHardError: ``max_work`` did not suffice to decide (the message names
+        ``fs.config.overlap_max_work``), or the
         process could not allocate the memory the search keeps under its cap
         (``MEMORY_CAP``, 256 MiB).
       LayoutTypeError: ``max_work`` is not an integer (or ``None``).
@@ -186,7 +215,8 @@ def has_internal_overlap(layout: Layout, *, max_work: int | None = -1) -> bool:
     Semantics: ``torch._debug_has_internal_overlap(t) == 1``, decided for every layout; see
     :func:`internal_overlap_witness` for a colliding pair; ``max_work`` as in
     ``numpy.shares_memory``."""
-    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
+    max_work = _resolve(max_work)
+    if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
         return _internal_limited("has_internal_overlap", layout, max_work, witness=False) is not None
     first = _internal_first(layout)
     if first.__class__ is tuple:
@@ -196,6 +226,24 @@ def has_internal_overlap(layout: Layout, *, max_work: int | None = -1) -> bool:
     if _more_elements_than_slots(layout.shape, layout.strides):
         return True
     return _exact_internal("has_internal_overlap", layout) is not None
+
+
+def write_check(layout: Layout) -> Witness | None | str:
+    """The overlap check of a write through ``layout``: :func:`internal_overlap_witness`
+    within ``fs.config.overlap_max_work``, or :data:`UNDECIDED` (not ``None``: the write is
+    planned as overlapping, which gives the same values) when the bound does not decide."""
+    try:
+        return internal_overlap_witness(layout)
+    except TooHardError:
+        return UNDECIDED
+
+
+def pair_check(a: Layout, b: Layout) -> Witness | None | str:
+    """:func:`overlap_witness` within ``fs.config.overlap_max_work``, or :data:`UNDECIDED`."""
+    try:
+        return overlap_witness(a, b)
+    except TooHardError:
+        return UNDECIDED
 
 
 def _internal_first(layout: Layout) -> tuple[int, ...] | int:
@@ -232,15 +280,38 @@ def _internal_limited(op: str, layout: Layout, max_work: Any, witness: bool) -> 
         return proof
     if not witness and _more_elements_than_slots(shape, strides):
         return True
+    if max_work == 0:
+        raise _too_hard(op, _internal_subject(shape, strides), _Work(0))
+    first = _internal_first(layout) if max_work >= _FIRST_STEPS else -1
+    if first.__class__ is tuple:
+        return _difference_witness(first, strides)
+    if first == 0:
+        return None
+    found = _bounded_internal(shape, strides, max_work)
+    if found.__class__ is _Undecided:
+        raise _too_hard(op, _internal_subject(shape, strides), found.work, memory=found.memory)
+    return found
+
+
+class _Undecided(NamedTuple):
+    """A bounded search that did not decide: its work record, and whether memory ran out."""
+
+    work: _Work
+    memory: bool
+
+
+@functools.lru_cache(maxsize=1024)
+def _bounded_internal(shape: tuple[int, ...], strides: tuple[int, ...], max_work: int) -> Any:
+    """:func:`_internal_search` within ``max_work`` (> 0), cached per (shape, strides, budget)
+    like the exact answer, undecided results included (a write through a hard layout checks it
+    once, not on every call)."""
     work = _Work(max_work)
     try:
-        if max_work == 0:
-            raise _OutOfWork
         return _internal_search(shape, strides, work)
     except _OutOfWork:
-        raise _too_hard(op, _internal_subject(shape, strides), work) from None
+        return _Undecided(work, False)
     except MemoryError:
-        raise _too_hard(op, _internal_subject(shape, strides), work, memory=True) from None
+        return _Undecided(work, True)
 
 
 def _bounds_proof(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None | bool:
@@ -318,13 +389,15 @@ def _too_hard(op: str, subject: str, work: _Work, *, memory: bool = False) -> To
     if work.max_work == 0:
         return TooHardError(
             f"{op}: max_work=0 checks the bounds only, which do not decide {subject}. Pass max_work=-1 "
-            "(the default: exact) or a positive budget, as with numpy.shares_memory.")
+            "(exact) or a positive budget, as with numpy.shares_memory.")
     why = (f"; the meet-in-the-middle search would pass the memory cap of {cap}, so the bounded-memory "
            "depth-first search ran" if work.capped else "")
     return TooHardError(
         f"{op}: max_work={work.max_work} units of work did not suffice to decide {subject}{why}. Pass a "
-        "larger max_work, or max_work=-1 (the default) for the exact answer, which may take long (the "
-        f"problem is NP-hard) while its memory stays under the cap of {cap}.")
+        "larger max_work, or max_work=-1 for the exact answer, which may take long (the problem is "
+        f"NP-hard) while its memory stays under the cap of {cap}; the default of every query and of the "
+        "library's own checks is fs.config.overlap_max_work (fs.config.update('overlap_max_work', n); "
+        "-1: exact).")
 
 
 class _Placed(NamedTuple):
@@ -351,7 +424,7 @@ def _concrete_offset(name: str, lay: Layout, op: str = "overlap_witness") -> Lay
     return _Placed(lay.shape, lay.strides, offset)  # type: ignore[return-value]
 
 
-def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witness | None:
+def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = CONFIGURED) -> Witness | None:
     """A coordinate of ``a`` and one of ``b`` that address one storage index, or ``None``.
 
     Both layouts index the same storage; offsets matter and must be Python ints. Exact for
@@ -363,7 +436,8 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
     Args:
       a: a :class:`Layout` record (any rank); strides and offset in elements.
       b: another, likewise.
-      max_work: the work allowed, as in ``numpy.shares_memory``: ``-1`` (default) or ``None``:
+      max_work: the work allowed, as in ``numpy.shares_memory`` (default:
+        ``fs.config.overlap_max_work``, ``10**6`` units): ``-1`` or ``None``:
         exact; ``0``: the bounds only (disjoint index ranges or an empty layout answer
         ``None``, anything else raises); ``n > 0``: at most about ``n`` units of work (see
         :func:`internal_overlap_witness`).
@@ -374,7 +448,8 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
       LayoutError: an offset is traced (not a Python int); pass concrete offsets. Or
         ``max_work`` is below -1.
       LayoutTypeError: ``max_work`` is not an integer (or ``None``).
-      TooHardError: ``max_work`` did not suffice to decide (never with the default), or the
+      TooHardError: ``max_work`` did not suffice to decide (the message names
+        ``fs.config.overlap_max_work``), or the
         process could not allocate the memory the search keeps under its cap.
     Example:
       >>> a = fs.Layout((4, 2), (8, 1), 0)                # x[:, 0:2] of a (4, 8) array
@@ -386,21 +461,23 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
     Semantics: ``numpy.shares_memory(a, b, max_work)`` for two views of one buffer (default
     exact, as ``max_work=None``; ``TooHardError`` when the work does not suffice); PyTorch's
     ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
-    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
+    max_work = _resolve(max_work)
+    if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
         return _pair_limited("overlap_witness", a, b, max_work, witness=True)
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=True)
     return _exact_pair("overlap_witness", a, b) if quick is False else quick
 
 
-def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
+def overlaps(a: Layout, b: Layout, *, max_work: int | None = CONFIGURED) -> bool:
     """True when layouts ``a`` and ``b`` over one storage share a storage index (exact).
 
     Args:
       a: a :class:`Layout` record of any rank; strides and offset in elements, the offset a
         Python int.
       b: another, over the same storage, likewise.
-      max_work: the work allowed, as in ``numpy.shares_memory``: ``-1`` (default) or ``None``:
+      max_work: the work allowed, as in ``numpy.shares_memory`` (default:
+        ``fs.config.overlap_max_work``, ``10**6`` units): ``-1`` or ``None``:
         exact; ``0``: the bounds only; ``n > 0``: at most about ``n`` units of work (see
         :func:`overlap_witness`). The search's memory stays under ``MEMORY_CAP``
         (256 MiB) whatever ``max_work``.
@@ -409,7 +486,8 @@ def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
     Raises:
       LayoutError: an offset is traced, or ``max_work`` is below -1.
       LayoutTypeError: ``max_work`` is not an integer (or ``None``).
-      TooHardError: ``max_work`` did not suffice to decide (never with the default), or the
+      TooHardError: ``max_work`` did not suffice to decide (the message names
+        ``fs.config.overlap_max_work``), or the
         process could not allocate the memory the search keeps under its cap.
     Example:
       >>> window = fs.Layout((4,), (1,), 0)
@@ -420,7 +498,8 @@ def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
 
     Semantics: ``numpy.shares_memory(a, b, max_work)``; see :func:`overlap_witness` for the
     shared pair."""
-    if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
+    max_work = _resolve(max_work)
+    if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
         return _pair_limited("overlaps", a, b, max_work, witness=False) is not None
     if type(a.offset) is not int or type(b.offset) is not int:
         a, b = _concrete_offset("a", a, "overlaps"), _concrete_offset("b", b, "overlaps")
