@@ -138,9 +138,9 @@ class Config:
           LayoutError: an unknown option, or a value that is not a bool (before the block runs).
         Example:
           >>> c = Config()
-          >>> with c.using(native_copy=False, overlap_max_work=-1):
+          >>> with c.using(native_copy=False, native_overlap=False, overlap_max_work=-1):
           ...     c.values()
-          {'native_copy': False, 'native_overlap': True, 'overlap_max_work': -1}
+          {'native_copy': False, 'native_overlap': False, 'overlap_max_work': -1}
 
         Semantics: ``jax``'s configuration context managers (``jax.numpy_rank_promotion(...)``),
         thread-local as theirs."""
