@@ -112,8 +112,16 @@ def assert_views_equal(actual: Any, desired: Any, *, check_layout: bool = True, 
         where = _first_difference(~close)
         count = int((~close).sum())
         raise AssertionError(
-            f"{op}: values differ at {where}: actual {a[where]!r}, desired {d[where]!r} "
+            f"{op}: values differ at {where}: actual {_scalar(a[where])!r}, desired {_scalar(d[where])!r} "
             f"({count} of {a.size} elements differ; rtol={rtol}, atol={atol}; {layouts}).")
+
+
+def _scalar(v: Any) -> Any:
+    """A NumPy scalar as the Python number it holds (``0.0``, not ``np.float32(0.0)``)."""
+    try:
+        return v.item()
+    except (AttributeError, ValueError):
+        return v
 
 
 def _isnan(a: np.ndarray) -> np.ndarray:
@@ -170,6 +178,6 @@ def assert_matches_oracle(x: StridedArray) -> None:
         where = _first_difference(~same)
         index = layout(*where)
         raise AssertionError(
-            f"{op}: value at {where} is {values[where]!r}, the oracle reads {want[where]!r} from storage "
-            f"index {index} ({int((~same).sum())} of {values.size} elements differ; layout {layout}, "
-            f"storage of {storage.shape[0]} elements).")
+            f"{op}: value at {where} is {_scalar(values[where])!r}, the oracle reads "
+            f"{_scalar(want[where])!r} from storage index {index} ({int((~same).sum())} of {values.size} "
+            f"elements differ; layout {layout}, storage of {storage.shape[0]} elements).")
