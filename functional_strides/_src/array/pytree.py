@@ -64,7 +64,7 @@ def _flatten(x: StridedArray):
     return (x.storage, _offset_leaf(x)), (x.layout.shape, x.layout.strides)
 
 
-def _unflatten(aux: tuple[Any, ...], children) -> StridedArray:
+def _unflatten(aux: tuple[Any, Any], children) -> StridedArray:
     storage, offset = children
     return StridedArray._wrap(storage, _trusted(*aux, offset))
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -238,6 +238,7 @@ class _Update:
         ct = np.dtype(self.compute)
         if self.kind == "set":
             return _convert(args[0], ct)
+        assert old is not None  # every mode but "set" reads the old values
         a = old.astype(ct)
         args = tuple(jnp.broadcast_to(_convert(v, ct), a.shape) for v in args)
         boolean = td.category(ct) == 0
@@ -357,6 +358,14 @@ class InPlaceMethods:
     ``ndim`` and indexing): on arrays over a ``jax.Array`` the methods are absent."""
 
     __slots__ = ()
+    if TYPE_CHECKING:  # what StridedArray provides, as the type checker sees it
+        storage: Any
+        layout: Layout
+        shape: tuple[int, ...]
+        dtype: Any
+        ndim: int
+
+        def __getitem__(self, key: Any) -> Any: ...
 
     # -- set ------------------------------------------------------------------------------
     @ref_only

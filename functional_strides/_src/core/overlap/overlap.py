@@ -49,7 +49,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..errors import LayoutError, LayoutTypeError, TooHardError
 from . import dfs as _dfs
@@ -151,9 +151,10 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = -1) -> Wi
     ``TooHard`` answer, which it gives for every overlapping layout without a zero stride;
     ``max_work`` as in ``numpy.shares_memory`` (``TooHardError`` when it does not suffice)."""
     if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
-        return _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
+        found = _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
+        return cast("Witness | None", found)
     first = _internal_first(layout)
-    if first.__class__ is tuple:
+    if isinstance(first, tuple):
         return _difference_witness(first, layout.strides)
     return None if first == 0 else _exact_internal("internal_overlap_witness", layout)
 
@@ -243,7 +244,7 @@ def _internal_limited(op: str, layout: Layout, max_work: Any, witness: bool) -> 
         raise _too_hard(op, _internal_subject(shape, strides), work, memory=True) from None
 
 
-def _bounds_proof(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None | bool:
+def _bounds_proof(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None | Literal[False]:
     """The O(rank) answers: empty -> ``None``; a stride 0 on a dim of extent > 1 -> that dim's
     coordinates 0 and 1; strides that nest after sorting by size -> ``None``; else ``False``."""
     if 0 in shape:
@@ -387,10 +388,10 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = -1) -> Witne
     exact, as ``max_work=None``; ``TooHardError`` when the work does not suffice); PyTorch's
     ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
     if max_work.__class__ is not int or max_work != -1:  # anything but the default is checked
-        return _pair_limited("overlap_witness", a, b, max_work, witness=True)
+        return cast("Witness | None", _pair_limited("overlap_witness", a, b, max_work, witness=True))
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=True)
-    return _exact_pair("overlap_witness", a, b) if quick is False else quick
+    return _exact_pair("overlap_witness", a, b) if quick is False else cast("Witness | None", quick)
 
 
 def overlaps(a: Layout, b: Layout, *, max_work: int | None = -1) -> bool:
@@ -613,8 +614,10 @@ def _quick_pair_python(a: Layout, b: Layout, witness: bool, steps: int | None = 
     mirror = total - rhs < rhs
     found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs,
                                _QUICK_STEPS if steps is None else steps)
-    if found is None or found is False or not witness:
+    if found is None or found is False:
         return found
+    if not witness:
+        return True
     coord = [0] * k
     for d, v, n in zip(dims, found, bound, strict=True):
         if mirror:
@@ -634,7 +637,7 @@ def _index(layout: Layout, coord: Coord) -> int:
 
 
 def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list[int], steps: int
-                    ) -> Witness | None | bool:
+                    ) -> Witness | None | Literal[False]:
     """:func:`_internal_witness` by the same bounded search (``steps`` steps):
     ``sum |s_d| x_d == sum |s_d| (n_d-1)`` with ``0 <= x_d <= 2(n_d-1)`` and ``x != (n_d-1)``;
     then ``c_d = x_d - (n_d-1)``."""
