@@ -65,7 +65,8 @@ def assert_views_equal(actual: Any, desired: Any, *, check_layout: bool = True, 
       actual: the view under test.
       desired: the expected view.
       check_layout: also compare the layouts.
-      rtol, atol: relative and absolute tolerance of the values (``numpy.isclose``'s).
+      rtol: relative tolerance of the values (``numpy.isclose``'s).
+      atol: absolute tolerance of the values.
     Returns:
       None.
     Raises:

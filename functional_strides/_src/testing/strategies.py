@@ -67,7 +67,7 @@ MAX_RANK = 4
 MAX_EXTENT = 5
 
 #: Every view op drawn by :func:`view_ops` (method names of ``torch.Tensor`` and ``StridedArray``),
-#: in the order of the per-op table :data:`OPS`.
+#: in the order of the per-op table ``OPS``.
 OP_NAMES = (
     "as_strided", "view", "reshape", "flatten", "unflatten", "contiguous", "permute",
     "transpose", "t", "T", "mT", "movedim", "squeeze", "unsqueeze", "expand", "expand_as",
@@ -144,18 +144,23 @@ def layouts(draw, *, min_rank: int = 0, max_rank: int = MAX_RANK, max_extent: in
     dim; PyTorch refuses them) and the offset rises so that the lowest index stays >= 0.
 
     ``contiguous``, ``overlapping`` and ``empty`` ask for (``True``) or exclude (``False``)
-    layouts that :meth:`Layout.is_contiguous`, :meth:`Layout.has_internal_overlap` or
-    :attr:`Layout.is_empty` hold of; ``None`` (the default) allows both. ``max_storage``
-    bounds :attr:`Layout.required_storage_size` (a drawn layout too large for it is moved to
-    offset 0, then made row-major, before it is rejected).
+    layouts that :meth:`functional_strides.Layout.is_contiguous`,
+    :meth:`functional_strides.Layout.has_internal_overlap` or
+    :attr:`functional_strides.Layout.is_empty` hold of; ``None`` (the default) allows both.
+    ``max_storage`` bounds :attr:`functional_strides.Layout.required_storage_size` (a drawn
+    layout too large for it is moved to offset 0, then made row-major, before it is
+    rejected).
 
     Args:
-      min_rank, max_rank: bounds of the rank (0 is a scalar).
+      min_rank: the lowest rank (0 is a scalar).
+      max_rank: the highest rank.
       max_extent: the largest extent of a dim.
       max_stride: the largest stride of the ``"random"`` pattern.
       max_offset: the largest storage offset (before ``negative`` raises it).
       max_storage: the largest storage (in elements) a layout may need, or ``None``.
-      contiguous, overlapping, empty: ``True``, ``False`` or ``None`` (either).
+      contiguous: ``True`` (only contiguous layouts), ``False`` (none) or ``None`` (either).
+      overlapping: ``True`` (only layouts with internal overlap), ``False`` (none) or ``None``.
+      empty: ``True`` (only layouts with a size-0 dim), ``False`` (none) or ``None``.
       kinds: the stride patterns to draw from (all five by default).
       negative: allow negative strides.
     Returns:
@@ -480,6 +485,11 @@ class ViewOp:
     chain continues with (modulo the number of pieces). ``str(op)`` is the PyTorch code of the
     call (``.view((2, 3))``, ``[1:, None]``, ``.expand_as(torch.empty((2, 3)))``).
 
+    Args:
+      name: the op, one of :data:`OP_NAMES`.
+      args: its positional arguments.
+      star: pass a shape argument unpacked.
+      pick: the piece of a split, chunk or unbind a chain continues with.
     Raises:
       Nothing at construction; :meth:`apply` raises what the op raises on its operand
       (:class:`functional_strides.LayoutError` here, ``RuntimeError`` and friends in torch).
@@ -557,6 +567,8 @@ class ViewChain:
     PyTorch expression of the chain on an array named ``x``, so a failing example shrunk by
     hypothesis reads as code to paste into a PyTorch session.
 
+    Args:
+      ops: the :class:`ViewOp` records, first to last.
     Raises:
       Nothing at construction; :meth:`apply` raises what the first refused op raises
       (:class:`functional_strides.LayoutError` here, ``RuntimeError`` and friends in torch).
@@ -624,7 +636,7 @@ def view_ops(draw, shape: tuple[int, ...], name: str | None = None, *, storage_s
     name = name or draw(st.sampled_from(OP_NAMES))
     r = len(shape)
     draw_args = OPS[name].args
-    args = draw_args(draw, shape, r, storage_size) if draw_args else ()
+    args: tuple[Any, ...] = draw_args(draw, shape, r, storage_size) if draw_args else ()
     star = name in _STAR_OK and len(args[0]) > 0 and draw(st.booleans())
     pick = draw(st.integers(0, 7)) if name in _MULTI else 0
     return ViewOp(name, args, star, pick)
@@ -977,7 +989,8 @@ def view_chains(draw, x: StridedArray, *, min_len: int = 1, max_len: int = 4,
     Args:
       x: the :class:`functional_strides.StridedArray` the chain applies to (its layout and
         its storage's size: ``as_strided`` steps are drawn to fit it).
-      min_len, max_len: bounds of the number of ops.
+      min_len: the fewest ops (a chain may come out shorter, see above).
+      max_len: the most ops.
       names: the ops to draw from (a sub-tuple of :data:`OP_NAMES`), or ``None`` for all.
       refusals: include ops that PyTorch refuses.
     Returns:
