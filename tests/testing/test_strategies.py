@@ -208,3 +208,27 @@ def test_the_guide_shows_the_user_test_file_as_it_is():
     block = text[text.rindex("```python\n") + len("```python\n"):text.rindex("```")]
     source = (Path(__file__).parent / "test_user_example.py").read_text()
     assert source.split('"""\n\n', 1)[1] == block
+
+
+_WITHOUT_HYPOTHESIS = """
+import sys
+sys.modules["hypothesis"] = None  # import hypothesis -> ModuleNotFoundError, as when it is not installed
+import functional_strides as fs
+assert "functional_strides.testing" not in sys.modules
+try:
+    import functional_strides.testing
+except ImportError as e:
+    print(e)
+"""
+
+
+@pytest.mark.slow
+def test_without_hypothesis_the_package_imports_and_the_testing_module_says_what_to_install():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _WITHOUT_HYPOTHESIS], capture_output=True, text=True,
+                            timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("functional_strides.testing needs hypothesis, which is not installed: "
+                                     "pip install 'functional_strides[testing]' (or pip install hypothesis).")
