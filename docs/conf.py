@@ -64,9 +64,9 @@ nitpick_ignore_regex = [
      r"(int|float|bool|str|bytes|tuple|list|dict|set|frozenset|object|type|slice|None|Ellipsis|"
      r"callable|iterable|sequence|optional|"
      r"ValueError|TypeError|IndexError|KeyError|RuntimeError|ImportError|NotImplementedError|"
-     r"OverflowError|Exception|SystemExit)"),
+     r"OverflowError|Exception|SystemExit|AssertionError)"),
     (r"py:(class|obj|exc|data|func|meth|attr|mod)",
-     r"(jax|jaxlib|numpy|np|jnp|lax|torch|matplotlib|typing|collections|enum|ml_dtypes|rich|"
+     r"(jax|jaxlib|numpy|np|jnp|lax|torch|matplotlib|typing|collections|enum|ml_dtypes|rich|hypothesis|st|"
      r"dataclasses|abc)(\..*)?"),
 ]
 

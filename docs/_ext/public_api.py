@@ -20,7 +20,7 @@ from typing import Any
 
 PACKAGE = "functional_strides"
 #: The front-end modules, each documented by its own ``__all__``.
-FRONT_ENDS = ("views", "numpy", "cute", "ascend", "sharded", "oracle")
+FRONT_ENDS = ("views", "numpy", "cute", "ascend", "sharded", "oracle", "testing")
 #: Classes whose members get a page each (the rest are documented on their class's page).
 MEMBER_PAGES = ("StridedArray",)
 #: Special methods that are part of a class's public surface (indexing, calling).

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from strategies import OP_NAMES, Op, layouts, op_chains, ops, strided_arrays
 
 import functional_strides as fs
+import functional_strides.testing as fst
 from functional_strides import Layout, LayoutError, ViewError
 
 torch = import_torch()
@@ -129,14 +130,15 @@ def test_op_matches_torch(name: str, x: fs.StridedArray, data: st.DataObject) ->
 @given(chain=op_chains(min_len=2, max_len=4))
 def test_op_chain_matches_torch(chain: tuple[fs.StridedArray, list[Op]]) -> None:
     x, steps = chain
-    t, ours = _pair_of(x)  # as_strided steps may then fit where the chain expected a refusal
-    for op in steps:
-        t_out, out = _check_step(op, t, ours)
-        if t_out is None:
-            continue
-        t, ours = op.follow(t_out), op.follow(out)
-        if t is None:
-            break
+    _, ours = _pair_of(x)  # as_strided steps may then fit where the chain expected a refusal
+    fst.assert_chain_matches_torch(ours, steps)
+
+
+@given(x=strided_arrays(), data=st.data())
+def test_valid_chains_match_torch_through_module_functions(x: fs.StridedArray, data: st.DataObject) -> None:
+    _, ours = _pair_of(x)
+    chain = data.draw(fst.view_chains(ours, min_len=1, max_len=4), label="chain")
+    fst.assert_chain_matches_torch(ours, chain, functional=True)
 
 
 # -- targeted cases ------------------------------------------------------------------------------------

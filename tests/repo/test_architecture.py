@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "functional_strides"
 SRC = PACKAGE / "_src"
 
 #: The areas of ``_src/`` from the bottom up: each may import from those before it.
-LAYERS = ("core", "cute", "oracle", "native", "lowering", "sharding", "array", "explain", "caches")
+LAYERS = ("core", "cute", "oracle", "native", "lowering", "sharding", "array", "explain", "caches", "testing")
 #: Areas that must not import jax.
 PURE = ("core", "cute", "oracle")
 #: Headers the pure core's C search may include.
@@ -153,7 +153,7 @@ def test_the_example_uses_the_public_api_only():
 
 def test_front_ends_only_re_export():
     """The public modules bind names from ``_src`` and define nothing of their own."""
-    for front in ("views", "numpy", "cute", "ascend", "sharded", "oracle"):
+    for front in ("views", "numpy", "cute", "ascend", "sharded", "oracle", "testing"):
         tree = ast.parse((PACKAGE / f"{front}.py").read_text())
         defined = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
         assert not defined, f"functional_strides.{front} defines {defined}"

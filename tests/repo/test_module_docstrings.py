@@ -13,7 +13,7 @@ import importlib
 
 import pytest
 
-MODULES = ("sharded", "ascend", "numpy", "views", "oracle")
+MODULES = ("sharded", "ascend", "numpy", "views", "oracle", "testing")
 PARTS = ("Raises:", "Example:", ">>> ", "Semantics:")
 
 

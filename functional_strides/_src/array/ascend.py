@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.errors import LayoutError
 from ..core.layout import Layout as FlatLayout
+from ..core.layout import boxed
 from ..cute import layout as cute
 from ..cute.int_tuple import normalize
 from .strided import StridedArray, from_array
@@ -38,8 +39,7 @@ AS_STRIDED_DTYPES = ("float16", "int64")
 
 
 def _dims(op: str, name: str, values: Any, *, limit: int = MAX_DIM_NUM) -> tuple[int, ...]:
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
+    values = boxed(values)
     try:
         dims = FlatLayout(tuple(values), (0,) * len(tuple(values))).shape
     except (LayoutError, TypeError):
@@ -127,6 +127,7 @@ class AclTensor:
     @property
     def layout(self) -> FlatLayout:
         """The view as a :class:`functional_strides.Layout` (view shape, strides, offset)."""
+        assert self.strides is not None  # set by __post_init__
         return FlatLayout(self.view_shape, self.strides, self.offset)
 
     def with_view_shape(self, shape: Sequence[int]) -> AclTensor:
@@ -154,6 +155,7 @@ class AclTensor:
           LayoutError: ``storage`` does not hold ``prod(storage_shape)`` elements.
         """
         arr = from_array(storage).contiguous()
+        assert self.storage_shape is not None  # set by __post_init__
         if arr.numel() != math.prod(self.storage_shape):
             raise LayoutError(f"AclTensor.view: storage holds {arr.numel()} elements but storage_shape "
                               f"{self.storage_shape} needs {math.prod(self.storage_shape)}.")
@@ -161,8 +163,7 @@ class AclTensor:
 
 
 def _ints(op: str, name: str, values: Any) -> tuple[int, ...]:
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
+    values = boxed(values)
     try:
         items = tuple(values)
     except TypeError:

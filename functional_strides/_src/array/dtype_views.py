@@ -65,7 +65,7 @@ def as_dtype(value: Any, op: str = "view") -> np.dtype:
     except TypeError:
         raise LayoutTypeError(f"{op}: {value!r} is not a dtype (got {type(value).__name__}); pass e.g. "
                               "jnp.int16, 'float16' or torch.int16.") from None
-    if not (jax.dtypes.issubdtype(dtype, np.number) or dtype == np.bool_) or dtype.names is not None:
+    if not (jnp.issubdtype(dtype, np.number) or dtype == np.bool_) or dtype.names is not None:
         raise LayoutTypeError(f"{op}: JAX has no arrays of dtype {dtype!r} (NumPy kind {dtype.kind!r}: "
                               "strings, objects, datetimes and records are not array dtypes there); pass a "
                               "numeric or bool dtype, e.g. jnp.int16, 'float16' or torch.int16.")

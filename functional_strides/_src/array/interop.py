@@ -41,7 +41,7 @@ __all__ = ["from_dlpack", "from_numpy", "from_torch", "to_torch"]
 
 # dtypes NumPy knows only through ml_dtypes, and the same-size unsigned type that carries their
 # bits through torch.from_numpy / Tensor.numpy (neither accepts them directly)
-_BITS_OF = {np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
+_BITS_OF: dict[np.dtype, np.dtype] = {np.dtype(ml_dtypes.bfloat16): np.dtype(np.uint16)}
 _BITS_OF.update({np.dtype(getattr(ml_dtypes, name)): np.dtype(np.uint8) for name in (
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")})
 
@@ -55,7 +55,7 @@ def _import_torch(op: str) -> Any:
 
 
 def _jax_dtype(dtype: np.dtype, op: str) -> None:
-    if not (jax.dtypes.issubdtype(dtype, np.number) or dtype == np.bool_):
+    if not (jnp.issubdtype(dtype, np.number) or dtype == np.bool_):
         raise LayoutTypeError(f"{op}: JAX has no dtype {dtype} (NumPy kind {dtype.kind!r}); convert the "
                               "array to a numeric or bool dtype first.")
 

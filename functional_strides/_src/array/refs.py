@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -166,7 +166,7 @@ def _index_text(layout: Layout, coords: tuple[int, ...]) -> str:
 def _check_written(x: Any, op: str) -> None:
     """Refuse a write through a view whose elements share a storage slot (exact)."""
     witness = _overlap.write_check(x.layout)  # undecided within the bound: PyTorch's "too hard", allowed
-    if witness.__class__ is tuple:
+    if isinstance(witness, tuple):
         a, b = witness
         raise OverlapError(
             f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -193,7 +193,7 @@ def _check_sources(x: Any, op: str, args: list[tuple[str, _Arg]]) -> None:
         if a == b:
             continue
         witness = _overlap.pair_check(b, a)  # undecided: the source is read before the write, as a clone
-        if witness.__class__ is tuple:
+        if isinstance(witness, tuple):
             i, j = witness
             raise OverlapError(
                 f"{op}: unsupported operation: some elements of the input tensor and the written-to tensor "
@@ -240,6 +240,7 @@ class _Update:
         ct = np.dtype(self.compute)
         if self.kind == "set":
             return _convert(args[0], ct)
+        assert old is not None  # every mode but "set" reads the old values
         a = old.astype(ct)
         args = tuple(jnp.broadcast_to(_convert(v, ct), a.shape) for v in args)
         boolean = td.category(ct) == 0
@@ -359,6 +360,14 @@ class InPlaceMethods:
     ``ndim`` and indexing): on arrays over a ``jax.Array`` the methods are absent."""
 
     __slots__ = ()
+    if TYPE_CHECKING:  # what StridedArray provides, as the type checker sees it
+        storage: Any
+        layout: Layout
+        shape: tuple[int, ...]
+        dtype: Any
+        ndim: int
+
+        def __getitem__(self, key: Any) -> Any: ...
 
     # -- set ------------------------------------------------------------------------------
     @ref_only

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast, overload
 
 import jax
 import jax.numpy as jnp
@@ -367,6 +367,11 @@ class StridedArray(InPlaceMethods):
         """Number of elements (``torch.Tensor.numel``)."""
         return self.layout.numel
 
+    @overload
+    def size(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def size(self, dim: int) -> int: ...
+
     def size(self, dim: Any = None) -> Any:
         """All extents, or the extent of ``dim`` (``torch.Tensor.size``).
 
@@ -381,6 +386,11 @@ class StridedArray(InPlaceMethods):
         if self.ndim == 0:
             raise OutOfRangeError(f"size: dimension specified as {dim} but tensor has no dimensions.")
         return self.layout.shape[views.canonical_dim(dim, self.ndim, op="size")]
+
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
 
     def stride(self, dim: Any = None) -> Any:
         """All strides, or that of ``dim``, in elements (``torch.Tensor.stride``).
@@ -586,7 +596,7 @@ class StridedArray(InPlaceMethods):
 
     def __dlpack_device__(self) -> Any:
         """``(device_type, device_id)`` of the storage (where the materialised values live)."""
-        return self.storage.__dlpack_device__()
+        return cast(Any, self.storage).__dlpack_device__()  # jax.Array's, absent from its stubs
 
     locals().update({name: _operator(name) for name in _OPERATORS})
 
@@ -666,8 +676,9 @@ class StridedArray(InPlaceMethods):
             raise LayoutError(f"contiguous: out_sharding applies to a 1-D storage, not a batch of "
                               f"storages (batch_shape {self.batch_shape}, layout {self.layout}); shard the "
                               "batch axis of the storage instead (docs/sharding.md).")
-        dense, layout = dispatch.contiguous(self.storage, self.layout, out_sharding)
-        return StridedArray._wrap(dense, layout)
+        result = dispatch.contiguous(self.storage, self.layout, out_sharding)
+        assert result is not None  # a sharded storage, or out_sharding given: never declined
+        return StridedArray._wrap(*result)
 
     def __jax_array__(self) -> jax.Array:
         return _materialize(self.storage, self.layout)

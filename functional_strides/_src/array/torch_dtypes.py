@@ -17,7 +17,7 @@ NumPy dtypes throughout (``jnp.bfloat16`` included); no ``jax`` import.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def torch_name(dtype: Any, style: str = "scalar_type") -> str:
     """
     table = {"scalar_type": _SCALAR_TYPE, "cpp": _CPP_TYPE, "type_meta": _TYPE_META}[style]
     name = np.dtype(dtype).name
-    return table.get(name, name)
+    return table.get(name) or name
 
 
 def category(dtype: Any) -> int:
@@ -147,7 +147,9 @@ def result_type(operands: list[tuple[Any, int]]) -> np.dtype:
     groups: list[np.dtype | None] = [None, None, None]
     for dtype, group in operands:
         groups[group] = promote(groups[group], dtype)
-    return _combine(groups[0], _combine(groups[1], groups[2]))
+    out = _combine(groups[0], _combine(groups[1], groups[2]))
+    assert out is not None, "result_type of no operands"
+    return out
 
 
 def can_cast(source: Any, target: Any) -> bool:
@@ -271,13 +273,13 @@ def checked_scalar(op: str, value: Any, dtype: Any, *, item: bool = False) -> np
             if not math.isfinite(value) or value < low or value > high:
                 raise _overflow(op, value, name, dtype)
             return wrapped_scalar(op, int(value), dtype)
-        value = int(value)
+        value = int(cast(Any, value))  # a real number here: complex ones were checked above
         if dtype.kind == "u" and -high <= value < 0:
             return wrapped_scalar(op, value, dtype)  # two's complement wrap, as PyTorch allows
         if not low <= value <= high:
             raise _overflow(op, value, name, dtype)
         return np.asarray(value, dtype)
-    value = float(value)
+    value = float(cast(Any, value))  # a real number here: complex ones were checked above
     if math.isfinite(value) and abs(value) > _float_max(check):
         raise _overflow(op, value, name, dtype)
     with np.errstate(over="ignore"):

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
@@ -27,7 +28,7 @@ _INT32_MAX = 2**31 - 1
 
 
 def _x64_enabled() -> bool:
-    return bool(jax.config.jax_enable_x64)
+    return bool(jax.config.read("jax_enable_x64"))
 
 
 def _offset_dtype(op: str, layout: Layout, reach: int) -> str:

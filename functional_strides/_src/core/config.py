@@ -81,8 +81,9 @@ class Config:
 
     def __init__(self) -> None:
         off = bool(os.environ.get(PURE_PYTHON_ENV))
-        self._values = {name: not off for name in OPTIONS if name not in _INTEGER_OPTIONS}
-        self._values["overlap_max_work"] = OVERLAP_MAX_WORK
+        values: dict[str, bool | int] = {name: not off for name in OPTIONS if name not in _INTEGER_OPTIONS}
+        values["overlap_max_work"] = OVERLAP_MAX_WORK
+        self._values = values
 
     def __getattr__(self, name: str) -> bool | int:
         if name.startswith("_") or name not in OPTIONS:
@@ -160,7 +161,7 @@ class Config:
         if name not in OPTIONS:
             raise LayoutError(f"config.{op}: unknown option {name!r} (options: {', '.join(OPTIONS)}).")
         if name in _INTEGER_OPTIONS:
-            if value.__class__ is not int or value < -1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < -1:
                 raise LayoutError(f"config.{op}: option {name!r} takes -1 (exact) or an int >= 0, a budget "
                                   f"of work units (got {value!r}).")
             return

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def shares_doc(source: Callable[..., Any]) -> Callable[[F], F]:
+def shares_doc(source: Callable[..., Any] | None) -> Callable[[F], F]:
     """Decorator: give the decorated function ``source``'s docstring, so that ``help()``
     shows one text for ``views.permute``, ``StridedArray.permute`` and ``fs.permute``."""
     def decorate(fn: F) -> F:

@@ -63,7 +63,7 @@ class IndexTypeError(LayoutTypeError, IndexError):
 
 
 #: NumPy's "exceeded max_work" (``numpy.exceptions.TooHardError``; ``numpy.TooHardError`` before 1.25).
-_NumPyTooHardError = getattr(np, "exceptions", np).TooHardError
+_NumPyTooHardError = getattr(np, "exceptions", np).TooHardError  # pyright: ignore[reportAttributeAccessIssue]
 
 
 class TooHardError(LayoutError, _NumPyTooHardError):

@@ -63,13 +63,19 @@ def _plain_int(value: Any) -> Any:
         return value
 
 
+def boxed(values: Any) -> Any:
+    """``(values,)`` for one integer (not a bool), else ``values`` (a sequence, or whatever it is)."""
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        return (values,)
+    return values
+
+
 def _int_tuple(name: str, values: Any, *, allow_negative: bool = False) -> tuple[int, ...]:
     """Normalise ``values`` to a tuple of Python ints, refusing floats, bools and (unless
     ``allow_negative``) negatives."""
     if type(values) is tuple and all(type(v) is int and (allow_negative or v >= 0) for v in values):
         return values  # the common case: already clean (view ops build these)
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
+    values = boxed(values)
     try:
         items = tuple(values)
     except TypeError:
@@ -343,6 +349,7 @@ class Layout:
             check_in_storage("Layout", shape, strides, offset)
             object.__setattr__(self, "offset", offset)
         else:
+            offset = self.offset  # an integer array, concrete or traced
             dtype = getattr(offset, "dtype", None)
             if dtype is None or np.dtype(dtype).kind not in "iu" or not hasattr(offset, "ndim"):
                 raise LayoutTypeError(

@@ -16,6 +16,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from .errors import IndexTypeError, LayoutError, LayoutTypeError, OutOfRangeError
 from .layout import Layout, _check_dense, _trusted, contiguous_strides
 from .views import _index
@@ -54,7 +56,7 @@ def _ints(op: str, name: str, value: Any) -> tuple[int, ...]:
     if hasattr(value, "__index__") and not isinstance(value, bool):
         return (_int(op, name, value),)
     if getattr(value, "ndim", None) == 1:  # a 1-D integer array
-        return tuple(_int(op, f"{name}[{i}]", v) for i, v in enumerate(value.tolist()))
+        return tuple(_int(op, f"{name}[{i}]", v) for i, v in enumerate(np.asarray(value).tolist()))
     raise LayoutTypeError(f"{op}: {name} must be an int or a sequence of ints, not {type(value).__name__} "
                           f"(got {name}={value!r}).")
 
@@ -188,9 +190,8 @@ def squeeze(layout: Layout, axis: Any = None) -> Layout:
                     layout.offset)
 
 
-def expand_dims(layout: Layout, axis: Any) -> Layout | None:
-    """Insert size-1 axes at positions ``axis`` of the result; ``None`` when NumPy would copy
-    (never: inserting 1s is always a view), kept for symmetry with :func:`reshape_strides`.
+def expand_dims(layout: Layout, axis: Any) -> Layout:
+    """Insert size-1 axes at positions ``axis`` of the result (always a view).
 
     The new axes' strides are those NumPy's ``reshape`` gives them (NumPy implements
     ``expand_dims`` as a reshape).
@@ -206,7 +207,9 @@ def expand_dims(layout: Layout, axis: Any) -> Layout | None:
     axes = normalize_axis_tuple(axis, layout.ndim + len(_ints("expand_dims", "axis", axis)), op="expand_dims")
     it = iter(layout.shape)
     shape = tuple(1 if d in axes else next(it) for d in range(layout.ndim + len(axes)))
-    return reshape(layout, shape, "C")
+    out = reshape(layout, shape, "C")
+    assert out is not None  # inserting 1s is always a view
+    return out
 
 
 def broadcast_to(layout: Layout, shape: Any) -> Layout:
@@ -472,7 +475,7 @@ def reshape(layout: Layout, shape: Any, order: str = "C") -> Layout | None:
     return None if strides is None else _trusted(target, strides, layout.offset)
 
 
-def ravel_strides(layout: Layout, order: str) -> tuple[tuple[int, ...], str] | None:
+def ravel_strides(layout: Layout, order: str) -> tuple[tuple[int, ...], str]:
     """How ``numpy.ravel(a, order)`` reads ``layout``: ``((stride,), "view")`` when the
     result is a view of stride ``stride``, else ``(perm, "copy")``: the copy reads the
     axes in the order ``perm``, outermost first (``order="K"``: NumPy's iterator order, by

@@ -36,11 +36,12 @@ class Need:
 
 @dataclasses.dataclass(frozen=True)
 class Strategy:
-    """One way to lower a layout: ``applies(c, need)`` says whether it can, ``lower`` does it."""
+    """One way to lower a layout: ``applies(c, need)`` says whether it can, ``lower`` does it
+    (``None`` where the caller lowers that path from the layout itself)."""
 
     name: str
     applies: Callable[[Canonical, Need], bool]
-    lower: Callable[..., Any]
+    lower: Callable[..., Any] | None
 
 
 class Strategies:
@@ -94,4 +95,6 @@ class Strategies:
 
     def lower(self, path: str) -> Callable[..., Any]:
         """The function that lowers by strategy ``path``."""
-        return self.table[path].lower
+        lower = self.table[path].lower
+        assert lower is not None, path  # the paths without one are lowered by the caller
+        return lower

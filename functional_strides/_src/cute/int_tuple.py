@@ -115,9 +115,10 @@ def normalize(name: str, t: Any, *, op: str, allow_none: bool = False, minimum: 
         return t
     if isinstance(t, (tuple, list)):
         return tuple(normalize(name, v, op=op, allow_none=allow_none, minimum=minimum) for v in t)
-    if t is None and allow_none:
-        return None
-    if is_int(t):
+    if t is None:
+        if allow_none:
+            return None
+    elif is_int(t):
         return normalize(name, operator.index(t), op=op, minimum=minimum)
     raise _fail(op, f"{name} must be an int or a nested tuple of ints (got {type(t).__name__} {t!r}).")
 

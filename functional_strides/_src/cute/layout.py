@@ -115,6 +115,7 @@ class Layout(LayoutBase):
     __slots__ = ("shape", "stride", "_hash")
     shape: Any
     stride: Any
+    _hash: int | None
 
     def __init__(self, _shape: Any, _stride: Any = None) -> None:
         shape = normalize("shape", _shape, op="Layout", minimum=0)
@@ -137,9 +138,11 @@ class Layout(LayoutBase):
         return type(other) is Layout and self.shape == other.shape and self.stride == other.stride
 
     def __hash__(self) -> int:
-        if self._hash is None:
-            object.__setattr__(self, "_hash", hash((self.shape, self.stride)))
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = hash((self.shape, self.stride))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __len__(self) -> int:
         return len(self.shape) if is_tuple(self.shape) else 1

@@ -147,7 +147,7 @@ class Explanation:
 
         styles = {"title": "bold", "dim": "dim", "view": "bold green", "overlap": "bold red"}
         for line in self.lines:
-            console.print(Text.assemble(*((t, styles.get(s, "")) for t, s in line)), soft_wrap=True)
+            console.print(Text.assemble(*((t, styles.get(s or "", "")) for t, s in line)), soft_wrap=True)
 
     def figure(self, *, max_cells: int = 4096) -> Any:
         """The picture of the report as a ``matplotlib.figure.Figure``, for a layout of any
@@ -253,7 +253,7 @@ def explain(x: Any, /, *, storage: Any = None, view: Sequence[Any] | None = None
     parts: dict[str, list[_Line]] = {}
     storage_text = (f"storage of {subject.storage_size} elements" if subject.storage_size is not None
                     else "storage not given (drawn to the required size)")
-    if subject.storage_rows:
+    if subject.storage_rows and subject.storage_size is not None:
         storage_text += f" ({subject.storage_rows} x {subject.storage_size // subject.storage_rows})"
     parts["title"] = [[(f"layout {subject.name} ({subject.kind}); {storage_text}", "title")]]
     if subject.extra:
@@ -319,8 +319,8 @@ def repr_html(x: Any) -> str | None:
 
 
 # Notebook display of a Layout and a StridedArray (the layers below stay free of this one).
-Layout._repr_html_ = repr_html
-StridedArray._repr_html_ = repr_html
+setattr(Layout, "_repr_html_", repr_html)  # noqa: B010 - an attribute the classes do not declare
+setattr(StridedArray, "_repr_html_", repr_html)  # noqa: B010
 
 
 def _width_of(grid: list[_Line]) -> int | None:

@@ -61,6 +61,7 @@ def _facts(subject: _Subject) -> list[str]:
         out.append(f"addresses storage indices from {low}: below 0, so no storage holds it (add an offset "
                    f"of at least {-low})")
     else:
+        need = 0 if need is None else need  # an empty view needs no storage
         text = (f"required storage size: {need} elements (the largest index, {need - 1}, + 1)" if numel
                 else "required storage size: 0 (no element)")
         if subject.storage_size is not None:
@@ -91,7 +92,7 @@ def _facts(subject: _Subject) -> list[str]:
     witness = _overlap.write_check(lay)
     if witness is None:
         out.append("internal overlap: none (every element has its own storage slot)")
-    elif witness is _overlap.UNDECIDED:
+    elif not isinstance(witness, tuple):  # UNDECIDED: past the bound
         out.append(f"internal overlap: undecided within fs.config.overlap_max_work="
                    f"{_config.overlap_max_work} units of work (writes are planned as overlapping, which "
                    "gives the same values; fs.config.update('overlap_max_work', -1) decides exactly, "
@@ -141,7 +142,7 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, list[str]]:
                 f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})."),
         "every_other": (f"Every other element, {_lowering.COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
                         f"{_lowering.COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)."),
-    }.get(kind, f"{c.numel} elements.")
+    }.get(kind or "", f"{c.numel} elements.")
     return path, [
         what,
         "On CPU: one call of the compiled strided copy.",
@@ -167,7 +168,7 @@ def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
     b = _canonical.box(c.dims)
     if c.perm != tuple(range(len(c.perm))):
         plan = _tiled.tiled_plan(b.shape, c.perm, 4) if b is not None else None
-        if plan is not None and _lowering.reads_by_reshapes(n, c.offset, b):
+        if plan is not None and b is not None and _lowering.reads_by_reshapes(n, c.offset, b):
             tail.append(f"Then a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
                         f"{plan.q_tile} for a 4-byte dtype) of a batch of {plan.batch} ({plan.p}, {plan.q}) "
                         "matrices.")
@@ -176,13 +177,16 @@ def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
     if c.broadcast:
         tail.append(f"Then a broadcast along stride-0 dims {list(c.broadcast)}.")
     if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
-        _, p, q = _tiled.blocks(b.shape, c.perm)
+        blocks = _tiled.blocks(b.shape, c.perm)
+        assert blocks is not None  # the gather path of a box is chosen by its blocks
+        _, p, q = blocks
         return [head, "They form a strided box.",
                 f"Its permute moves {p} rows, {q} elements apart, to the innermost dim (<= "
                 f"{_lowering.GATHER_MAX_ROWS} rows, a multiple of {_lowering.GATHER_ROWS_APART} apart).",
                 "One gather of single elements over your dims reads it faster than a transpose "
                 "(indices built in the graph from iota)."]
     if path == "structured":
+        assert b is not None  # the structured path reads boxes only
         if len(b.dims) < 2:
             how = "One strided slice of the storage reads it; no gather."
         else:
@@ -191,6 +195,7 @@ def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
         return [head, "They form a strided box.", how, *tail]
     k = max(1, _canonical.inner_box_start(c.dims))
     inner, step = _canonical.box(c.dims[k:]), c.dims[k - 1][1]
+    assert inner is not None  # the dims from inner_box_start on are a box
     why = [head, "They form no strided box.",
            f"Rows of {inner.reach} storage elements start every {step}, so they overlap or interleave."]
     if path == "row_gather":
@@ -249,6 +254,7 @@ def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> list[str]
         _, _, inner = _scatter._split_rows(c)
         rows = (inner.reach, _scatter._row_density(c))
     if path == "row_scatter":
+        assert rows is not None  # the path is taken only where it applies
         return [f"Rows of {rows[0]} storage elements, {rows[1]:.0%} written (>= "
                 f"{_scatter.ROW_SCATTER_MIN_ROW} elements, >= {_scatter.ROW_SCATTER_MIN_DENSITY:.0%} "
                 "written).", "One scatter of whole rows."]
@@ -351,7 +357,7 @@ def _grid_width(subject: _Subject, lay: Layout, high: int, room: int) -> tuple[i
     outer dim steps down the rows): the smallest such stride that draws at most
     ``MAX_GRID_ROWS`` rows, within ``MAX_PITCH``. Else the whole storage in one row when it
     fits, else as many elements as fit."""
-    if subject.storage_rows is not None:
+    if subject.storage_rows is not None and subject.storage_size is not None:
         return subject.storage_size // subject.storage_rows, True
     live = sorted(((n, s) for n, s in zip(lay.shape, lay.strides, strict=True) if n > 1 and s > 0),
                   key=lambda p: p[1])

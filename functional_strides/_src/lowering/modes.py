@@ -61,7 +61,7 @@ def identity(mode: str, dtype: Any) -> jax.Array:
     # bfloat16 and the float8 types are floats to jnp, not to NumPy's dtype.kind
     cplx = jnp.issubdtype(dtype, jnp.complexfloating)
     real = jnp.issubdtype(dtype, jnp.floating)
-    big = {"min": 1, "max": -1}.get(mode)
+    big = {"min": 1, "max": -1}.get(mode, 0)  # used for min and max only
     if mode == "set":
         value = 0
     elif mode == "add":

@@ -152,7 +152,7 @@ def index_dtype(layout: Layout, storage_size: int, op: str = "materialize") -> n
     bound = max(storage_size, start + reach + 1)
     if bound - 1 <= _INT32_MAX:
         return np.dtype(np.int32)
-    if jax.config.jax_enable_x64:
+    if jax.config.read("jax_enable_x64"):
         return np.dtype(np.int64)
     raise StorageError(
         f"{op}: layout {layout} over a storage of {storage_size} elements needs storage "
@@ -282,6 +282,7 @@ def _gather(storage, idx, *, sorted_: bool, unique: bool, mode) -> jax.Array:
 
 def _structured(storage: jax.Array, c: Canonical) -> jax.Array:
     b = box(c.dims)
+    assert b is not None  # the strategy applies to boxes only
 
     def read() -> jax.Array:
         return _read_box(storage, c.offset, b)
@@ -314,20 +315,22 @@ def reads_by_reshapes(n: int, offset: int, b: Box) -> bool:
 
 def _slices(storage: jax.Array, c: Canonical) -> jax.Array:
     w = split_windows(c.dims)
+    assert w is not None  # the strategy applies to windows only
     axis = len(w.outer)
     if w.stacked is not None and (w.shifted is None or w.count <= w.shifts):
         pieces = [_read_box(storage, c.offset + f * w.step, w.stacked) for f in range(w.count)]
         return _to_user(c, jnp.stack(pieces, axis=axis))
+    assert w.shifted is not None
     rows = _read_box(storage, c.offset, w.shifted)  # outer + (count + shifts - 1, step)
     pieces = [lax.slice_in_dim(rows, j, j + w.count, axis=axis) for j in range(w.shifts)]
     x = jnp.stack(pieces, axis=axis + 1)  # outer + (count, shifts, step)
     x = x.reshape((*x.shape[:axis], w.count, w.shifts * w.step))
-    return _to_user(c, _read_box(x, 0, box(w.inner)))
+    return _to_user(c, _read_box(x, 0, _inner_box(w.inner)))
 
 
 def _row_gather(storage: jax.Array, c: Canonical) -> jax.Array:
     k = max(1, inner_box_start(c.dims))
-    outer, inner = Layout(*zip(*c.dims[:k], strict=True)), box(c.dims[k:])
+    outer, inner = Layout(*zip(*c.dims[:k], strict=True)), _inner_box(c.dims[k:])
     row = _row_length(inner, storage.shape[0] - (c.offset + outer.span))
     starts = storage_indices(outer.shape, outer.strides, c.offset,
                              index_dtype(c.layout(), storage.shape[0]))
@@ -336,6 +339,13 @@ def _row_gather(storage: jax.Array, c: Canonical) -> jax.Array:
                       mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
                       indices_are_sorted=is_monotone(outer), unique_indices=False)
     return _to_user(c, _read_box(rows, 0, inner))
+
+
+def _inner_box(dims: Any) -> Box:
+    """The box of the inner dims from ``inner_box_start`` on (or of a window), which always exists."""
+    b = box(dims)
+    assert b is not None, dims
+    return b
 
 
 def _row_length(b: Box, room: int) -> int:
@@ -398,6 +408,7 @@ def _applies_slices(c: Canonical, need: Need) -> bool:
 
 def _slice_pieces(c: Canonical) -> int:
     w = split_windows(c.dims)
+    assert w is not None  # called where _applies_slices holds
     counts = [w.shifts] if w.shifted is not None else []
     counts += [w.count] if w.stacked is not None else []
     return min(counts)
@@ -490,7 +501,7 @@ def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     if ok["slices"] and _slice_pieces(c) <= SLICES_MAX_PIECES:
         return "slices"
     k = max(1, inner_box_start(c.dims))
-    row, step = box(c.dims[k:]).reach, c.dims[k - 1][1]
+    row, step = _inner_box(c.dims[k:]).reach, c.dims[k - 1][1]
     if row >= ROW_GATHER_MIN_ROW and step >= ROW_GATHER_MIN_STEP:
         return "row_gather"
     return "gather"
@@ -519,9 +530,9 @@ def plan_subject(op: str, x: Any) -> tuple[Layout, int | None]:
       LayoutTypeError: ``x`` is neither."""
     if isinstance(x, Layout):
         return x, None
-    layout, storage = getattr(x, "layout", None), getattr(x, "storage", None)
-    if isinstance(layout, Layout) and hasattr(storage, "shape"):
-        return layout, int(storage.shape[-1]) if storage.shape else None
+    layout, shape = getattr(x, "layout", None), getattr(getattr(x, "storage", None), "shape", None)
+    if isinstance(layout, Layout) and shape is not None:
+        return layout, int(shape[-1]) if len(shape) else None
     raise LayoutTypeError(f"{op}: expected a functional_strides.Layout or a StridedArray, not "
                           f"{type(x).__name__} (got {x!r}); pass x.layout, or the array itself.")
 

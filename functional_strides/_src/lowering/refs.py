@@ -48,6 +48,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -239,7 +240,7 @@ def _eager_read(ref, offset, *, shape, strides):
     return read_value(ref[...], Layout(shape, strides, offset))
 
 
-def _offset_operand(layout: Layout, n: int) -> jax.Array:
+def _offset_operand(layout: Layout, n: int) -> np.ndarray:
     return np.asarray(int(np.asarray(layout.offset)), _reads.index_dtype(layout, n))
 
 
@@ -250,7 +251,7 @@ COMPILED_CACHE_SIZE = 256
 _COMPILED: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
 
-def _call_compiled(program: Any, args: tuple[Any, ...], static: dict[str, Any], check: Callable[[], None]):
+def _call_compiled(program: Any, args: tuple[Any, ...], static: dict[str, Any], check: Callable[[], Any]):
     """``program(*args, **static)`` through its compiled executable, compiled once per
     abstract values of ``args`` and ``static`` (``check`` runs before compiling)."""
     key = (program, tuple(jax.typeof(a) for a in jax.tree_util.tree_leaves(args)),

@@ -172,7 +172,7 @@ def _tiles(read: Callable[[], jax.Array], plan: TiledPlan,
     # loop's carry must keep its type: the fresh output is made to vary over them too.
     varying = tuple(sorted(_varying(x) - _varying(out), key=str))
     if varying:
-        out = lax.pcast(out, varying, to="varying") if hasattr(lax, "pcast") else lax.pvary(out, varying)
+        out = lax.pcast(out, varying, to="varying") if hasattr(lax, "pcast") else lax.pvary(out, varying)  # pyright: ignore[reportAttributeAccessIssue] - older jax
     if p_main < plan.p:  # the last rows of the input: the last columns of the output
         edge = turned(x[:, p_main:, :])
         out = lax.dynamic_update_slice(out, edge, at((0, 0, p_main), edge))
@@ -227,7 +227,9 @@ def transpose(x: jax.Array, perm: tuple[int, ...], rev: tuple[int, ...] = (),
     if reversed_blocks is None:
         out = lax.transpose(x, perm)
         return lax.rev(out, rev) if rev else out
-    out = _tiles(lambda: read().reshape(plan.batch, plan.p, plan.q), plan, reversed_blocks)
+    assert plan is not None and read is not None
+    tiles = plan
+    out = _tiles(lambda: read().reshape(tiles.batch, tiles.p, tiles.q), tiles, reversed_blocks)
     return out.reshape(tuple(x.shape[d] for d in perm))
 
 

@@ -191,7 +191,7 @@ def check_src(src: Any, shape: tuple[int, ...], dtype: Any, *, op: str, layout: 
         return _programs.broadcast_to(arr, shape)  # outside jit: a program of the bounded cache
     except ValueError:
         raise LayoutError(
-            f"{op}: src of shape {tuple(arr.shape)} is not broadcastable to the {kind} shape "
+            f"{op}: src of shape {tuple(np.shape(arr))} is not broadcastable to the {kind} shape "
             f"{tuple(shape)}{at}. Give src that shape, or one that broadcasts to it."
         ) from None
 
@@ -362,7 +362,9 @@ def _differentiable(dtype: Any) -> bool:
 def _block(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
            overlapping: bool) -> jax.Array:
     n = storage.shape[0]
-    grid, starts, block = _block_grid(c.dims, c.offset, n)
+    plan = _block_grid(c.dims, c.offset, n)
+    assert plan is not None  # the strategy applies to blocks only
+    grid, starts, block = plan
     vals = _canonical_values(c, values, mode).reshape(block)
     g = storage.reshape(grid)
     if mode != "set":
@@ -374,6 +376,7 @@ def _block(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, 
 def _structured(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
                 overlapping: bool) -> jax.Array:
     n, b = storage.shape[0], box(c.dims)
+    assert b is not None  # the strategy applies to boxes only
     placed = _place_box(_canonical_values(c, values, mode), n, c.offset, b,
                         jnp.zeros((), storage.dtype))
     mask = _place_box(jnp.ones(b.shape, bool), n, c.offset, b, jnp.asarray(False))
@@ -386,7 +389,9 @@ def _split_rows(c: Canonical) -> tuple[int, Layout, Box]:
     is dense (stride 1), so a row update covers no slot outside the view: slots between the
     rows are untouched by construction, whatever the mode."""
     k = max(1, len(c.dims) - 1)
-    return k, Layout(*zip(*c.dims[:k], strict=True), c.offset), box(c.dims[k:])
+    inner = box(c.dims[k:])
+    assert inner is not None  # one dim is always a box
+    return k, Layout(*zip(*c.dims[:k], strict=True), offset=c.offset), inner
 
 
 def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.Array, mode: str,
@@ -423,7 +428,7 @@ def _element_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: j
 
 
 def _applies_block(c: Canonical, need: Need) -> bool:
-    return (box(c.dims) is not None and not _folds_broadcast(c, need)
+    return (box(c.dims) is not None and not _folds_broadcast(c, need) and need.storage_size is not None
             and _block_grid(c.dims, c.offset, need.storage_size) is not None)
 
 
@@ -465,6 +470,7 @@ def _parallel_windows(c: Canonical) -> bool:
 
 def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     n = need.storage_size
+    assert n is not None  # a write always knows its storage
     if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
         return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
     if (ok["strided_copy"] and c.numel >= COPY_WRITE_MIN_ELEMENTS
@@ -563,10 +569,11 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
     """
     check_choice("write", "mode", mode, MODES)
     layout, size = _reads.plan_subject("write_plan", layout)
-    if storage_size is None:
-        storage_size = size if size is not None else (
-            layout.required_storage_size if layout.has_static_offset else layout.span + 1)
-    return _plan(layout, storage_size, mode, method, "write")
+    if storage_size is not None:
+        size = storage_size
+    elif size is None:
+        size = layout.required_storage_size if layout.has_static_offset else layout.span + 1
+    return _plan(layout, size, mode, method, "write")
 
 
 def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str,
@@ -684,7 +691,7 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     if layout.is_empty:
         return storage
     witness = _overlap.write_check(layout)  # UNDECIDED past the bound: planned as overlapping
-    if witness.__class__ is tuple and mode == "set" and overlap == "error":
+    if isinstance(witness, tuple) and mode == "set" and overlap == "error":
         a, b = witness
         index = sum(i * s for i, s in zip(a, layout.strides, strict=True))
         index = layout.offset + index if layout.has_static_offset else f"offset + {index}"

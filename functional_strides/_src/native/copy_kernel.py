@@ -104,7 +104,7 @@ def extension() -> ModuleType | None:
 def enabled() -> bool:
     """Whether reads and writes may take the strided copy and write now: ``fs.config.native_copy``
     is on and the extension is built (and not stale)."""
-    return config.native_copy and extension() is not None
+    return bool(config.native_copy) and extension() is not None
 
 
 #: The loaded extension; None when it is not built or stale, or not loaded yet because

@@ -297,7 +297,7 @@ def _offset_range(layout: Layout, n: int) -> tuple[int, int]:
 
 
 def _halos(parts: Parts, offsets: tuple[int, int], n: int,
-           devices: int) -> tuple[tuple[int, ...], ...] | None:
+           devices: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """Per device, the elements its part needs from its left and from its right neighbour's
     block (for any offset in ``offsets``), when every part lies within its own block and its
     neighbours'; else None. A part past the storage end (padding) reads zeros there."""
@@ -587,7 +587,7 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None,
             flat = flat and out_sharding.spec == P()
             return ShardedRead("partitioner", None, _none(part), _none(part), block, out_sharding, flat=flat)
         out_sharding = part.sharding(out_sharding.spec)
-    if flat and dim > 0:
+    if flat and dim is not None and dim > 0:
         flat = False  # values sharded along an inner dim: flattened afterwards
     if layout.is_empty or layout.ndim == 0:
         spec = _dim_spec(dim, part) if dim is not None and not layout.is_empty else P()

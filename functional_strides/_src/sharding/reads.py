@@ -13,7 +13,7 @@ lowering never sees an explicit type).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -63,6 +63,7 @@ def _transfer(piece: Any, moves: list[tuple[int, int, int]], total: int, part: P
         got = jnp.pad(got, pad + [(0, 0)] * (got.ndim - 1))
         acc = jnp.zeros_like(got) if acc is None else acc
         acc = jnp.where(me == dst, got, acc)
+    assert acc is not None  # moves is not empty
     return acc
 
 
@@ -206,7 +207,7 @@ def _partitioned(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Pa
         return lax.with_sharding_constraint(out, spec if part.explicit else plan.out_sharding)
 
     if part.explicit:  # the axes turn Auto inside: the partitioner places the output
-        return jax.sharding.auto_axes(run, out_sharding=plan.out_sharding)(storage)
+        return cast(Any, jax.sharding.auto_axes)(run, out_sharding=plan.out_sharding)(storage)
     return run(storage)
 
 

@@ -18,7 +18,7 @@ single-device write, partitioned by XLA (under ``jax.sharding.auto_axes`` on an 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -184,7 +184,8 @@ def _partitioned(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRead
         return _write(s, layout, v, mode=mode, overlap=overlap, op=op, method=method)
 
     if part.explicit:  # the axes turn Auto inside: the partitioner places the scatter
-        return jax.sharding.auto_axes(run, out_sharding=plan.out_sharding)(storage, jnp.asarray(src))
+        auto_axes = cast(Any, jax.sharding.auto_axes)
+        return auto_axes(run, out_sharding=plan.out_sharding)(storage, jnp.asarray(src))
     return lax.with_sharding_constraint(run(storage, src), plan.out_sharding)
 
 

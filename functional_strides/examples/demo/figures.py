@@ -162,6 +162,7 @@ def save_figures(results: Sequence[TaskResult], data: DemoData, out_dir: Path) -
     out_dir.mkdir(parents=True, exist_ok=True)
     by_name = {r.name: r for r in results}
     conv = by_name["conv2d"]
+    assert conv.reference_output is not None  # the conv2d task keeps its reference's result
     figures = {
         "patches.png": patches_figure(by_name["patches"].output, data.photo.shape),
         "conv2d.png": conv2d_figure(data.photo, conv_weights(data.photo.shape[0]), conv.output,

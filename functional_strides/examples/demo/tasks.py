@@ -110,7 +110,8 @@ def load_data() -> DemoData:
     from matplotlib import cbook
     from PIL import Image
 
-    with cbook.get_sample_data("grace_hopper.jpg") as f, Image.open(f) as img:
+    sample: Any = cbook.get_sample_data("grace_hopper.jpg")  # a file object (asfileobj=True)
+    with sample as f, Image.open(f) as img:
         hwc = np.asarray(img.convert("RGB"), dtype=np.float32) / np.float32(255.0)
     photo = np.ascontiguousarray(hwc.transpose(2, 0, 1))
     signal = np.fromfile(cbook.get_sample_data("membrane.dat", asfileobj=False), dtype="<f4")

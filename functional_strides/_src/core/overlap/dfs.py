@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
+from typing import Literal
 
 from ..builds import load_extension
 from ..config import config
@@ -52,7 +53,7 @@ compiled()
 
 
 def search(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | None = None, *,
-           compiled_budget: int | None = None) -> list[int] | None | bool:
+           compiled_budget: int | None = None) -> list[int] | None | Literal[False]:
     """A solution ``x`` (list), ``None`` when there is none, or ``False`` when the step budget
     did not decide. ``avoid``: one solution not to return (then another is sought).
 
@@ -75,7 +76,7 @@ class _OutOfSteps(Exception):
 
 
 def search_python(s: list[int], u: list[int], b: int, budget: int, avoid: list[int] | None = None
-                  ) -> list[int] | None | bool:
+                  ) -> list[int] | None | Literal[False]:
     """:func:`search` in pure Python (any integer sizes)."""
     order = sorted(range(len(s)), key=lambda k: -s[k])
     ss = [s[k] for k in order]

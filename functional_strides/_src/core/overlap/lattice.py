@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 
@@ -104,7 +105,7 @@ def _kernel(s: list[int], scale: np.ndarray) -> tuple[int, list[int], list[list[
 def _gso(basis: list[list[int]], scale: np.ndarray) -> np.ndarray:
     """R of the QR factorisation of the scaled basis (as columns): ``R[j, i] = <b_i, q_j>``."""
     m = np.array([[float(x) for x in b] for b in basis]) * scale
-    return np.linalg.qr(m.T, mode="r")
+    return cast(np.ndarray, np.linalg.qr(m.T, mode="r"))  # mode "r": R alone
 
 
 def _lll(basis: list[list[int]], scale: np.ndarray, start: int = 1) -> list[list[int]]:
@@ -182,7 +183,7 @@ def _last(z: list[int], v: list[int], lo: list[int], hi: list[int], nonzero: boo
             return None
     if t_lo > t_hi:
         return None
-    t = 0 if t_lo <= 0 <= t_hi else t_lo if t_lo > 0 else t_hi
+    t = 0 if t_lo <= 0 <= t_hi else int(t_lo) if t_lo > 0 else int(t_hi)  # finite: some c != 0
     if nonzero and not any(x + t * c for x, c in zip(z, v, strict=True)):  # the excluded z == 0
         if t + 1 <= t_hi:
             t += 1

@@ -51,7 +51,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ..config import config as _config
 from ..errors import LayoutError, LayoutTypeError, TooHardError
@@ -139,7 +139,7 @@ def is_non_overlapping_sufficient(layout: Layout) -> bool:
 
 
 # -- public API ---------------------------------------------------------------------------
-def internal_overlap_witness(layout: Layout, *, max_work: int | None = CONFIGURED) -> Witness | None:
+def internal_overlap_witness(layout: Layout, *, max_work: Any = CONFIGURED) -> Witness | None:
     """Two distinct coordinates of ``layout`` that address one storage index, or ``None``.
 
     Exact for every layout (any rank, extents >= 0, strides of any sign); the offset plays no part
@@ -178,14 +178,15 @@ def internal_overlap_witness(layout: Layout, *, max_work: int | None = CONFIGURE
     ``max_work`` as in ``numpy.shares_memory`` (``TooHardError`` when it does not suffice)."""
     max_work = _resolve(max_work)
     if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
-        return _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
+        found = _internal_limited("internal_overlap_witness", layout, max_work, witness=True)
+        return cast("Witness | None", found)
     first = _internal_first(layout)
-    if first.__class__ is tuple:
+    if isinstance(first, tuple):
         return _difference_witness(first, layout.strides)
     return None if first == 0 else _exact_internal("internal_overlap_witness", layout)
 
 
-def has_internal_overlap(layout: Layout, *, max_work: int | None = CONFIGURED) -> bool:
+def has_internal_overlap(layout: Layout, *, max_work: Any = CONFIGURED) -> bool:
     """True when two elements of ``layout`` address the same storage index (exact).
 
     Args:
@@ -283,7 +284,7 @@ def _internal_limited(op: str, layout: Layout, max_work: Any, witness: bool) -> 
     if max_work == 0:
         raise _too_hard(op, _internal_subject(shape, strides), _Work(0))
     first = _internal_first(layout) if max_work >= _FIRST_STEPS else -1
-    if first.__class__ is tuple:
+    if isinstance(first, tuple):
         return _difference_witness(first, strides)
     if first == 0:
         return None
@@ -314,7 +315,7 @@ def _bounded_internal(shape: tuple[int, ...], strides: tuple[int, ...], max_work
         return _Undecided(work, True)
 
 
-def _bounds_proof(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None | bool:
+def _bounds_proof(shape: tuple[int, ...], strides: tuple[int, ...]) -> Witness | None | Literal[False]:
     """The O(rank) answers: empty -> ``None``; a stride 0 on a dim of extent > 1 -> that dim's
     coordinates 0 and 1; strides that nest after sorting by size -> ``None``; else ``False``."""
     if 0 in shape:
@@ -424,7 +425,7 @@ def _concrete_offset(name: str, lay: Layout, op: str = "overlap_witness") -> Lay
     return _Placed(lay.shape, lay.strides, offset)  # type: ignore[return-value]
 
 
-def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = CONFIGURED) -> Witness | None:
+def overlap_witness(a: Layout, b: Layout, *, max_work: Any = CONFIGURED) -> Witness | None:
     """A coordinate of ``a`` and one of ``b`` that address one storage index, or ``None``.
 
     Both layouts index the same storage; offsets matter and must be Python ints. Exact for
@@ -463,13 +464,13 @@ def overlap_witness(a: Layout, b: Layout, *, max_work: int | None = CONFIGURED) 
     ``get_overlap_status`` answers ``TooHard`` for most such pairs."""
     max_work = _resolve(max_work)
     if max_work.__class__ is not int or max_work != -1:  # anything but exact is checked
-        return _pair_limited("overlap_witness", a, b, max_work, witness=True)
+        return cast("Witness | None", _pair_limited("overlap_witness", a, b, max_work, witness=True))
     a, b = _concrete_offset("a", a), _concrete_offset("b", b)
     quick = _quick_pair(a, b, witness=True)
-    return _exact_pair("overlap_witness", a, b) if quick is False else quick
+    return _exact_pair("overlap_witness", a, b) if quick is False else cast("Witness | None", quick)
 
 
-def overlaps(a: Layout, b: Layout, *, max_work: int | None = CONFIGURED) -> bool:
+def overlaps(a: Layout, b: Layout, *, max_work: Any = CONFIGURED) -> bool:
     """True when layouts ``a`` and ``b`` over one storage share a storage index (exact).
 
     Args:
@@ -692,8 +693,10 @@ def _quick_pair_python(a: Layout, b: Layout, witness: bool, steps: int | None = 
     mirror = total - rhs < rhs
     found = _dfs.search_python(coef, bound, total - rhs if mirror else rhs,
                                _QUICK_STEPS if steps is None else steps)
-    if found is None or found is False or not witness:
+    if found is None or found is False:
         return found
+    if not witness:
+        return True
     coord = [0] * k
     for d, v, n in zip(dims, found, bound, strict=True):
         if mirror:
@@ -713,7 +716,7 @@ def _index(layout: Layout, coord: Coord) -> int:
 
 
 def _quick_internal(shape: tuple[int, ...], strides: tuple[int, ...], live: list[int], steps: int
-                    ) -> Witness | None | bool:
+                    ) -> Witness | None | Literal[False]:
     """:func:`_internal_witness` by the same bounded search (``steps`` steps):
     ``sum |s_d| x_d == sum |s_d| (n_d-1)`` with ``0 <= x_d <= 2(n_d-1)`` and ``x != (n_d-1)``;
     then ``c_d = x_d - (n_d-1)``."""

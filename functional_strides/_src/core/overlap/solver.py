@@ -82,7 +82,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -474,7 +474,7 @@ def _match(side: list[_Var], other: list[_Var], lo: int, hi: int, target: int, n
 
 
 def _reduced_search(variables: list[_Var], target: int, nonzero: bool, work: _Work, steps: int | None,
-                    *, compiled_only: bool = False) -> _Assignment | None | bool:
+                    *, compiled_only: bool = False) -> _Assignment | None | Literal[False]:
     """The depth-first search on ``sum z*s == target``, ``lo <= z <= hi`` (``z != 0`` when
     ``nonzero``), as ``x = z - lo`` in ``[0, hi - lo]`` (``z = 0`` is ``x = -lo``, the
     solution to avoid), with ``steps`` steps (``None``: all that ``work`` has left) charged to
@@ -502,7 +502,7 @@ def _plan(variables: list[_Var]) -> tuple[float, list[_Var], list[_Var]]:
     r = len(variables)
     by_width = sorted(range(r), key=lambda k: variables[k].lo - variables[k].hi)
     by_stride = sorted(range(r), key=lambda k: -variables[k].s)
-    pairs = set(itertools.combinations(sorted(by_width[:6]), 2))
+    pairs: set[tuple[int, ...]] = set(itertools.combinations(sorted(by_width[:6]), 2))
     pairs.add(tuple(sorted(by_stride[-2:])))
     candidates = [[k for k in range(r) if k not in pair] for pair in pairs]
     candidates += [by_stride[:k] for k in range(1, r - 1)]
@@ -513,7 +513,7 @@ def _plan(variables: list[_Var]) -> tuple[float, list[_Var], list[_Var]]:
         greedy[side].append(k)
         logs[side] += math.log(variables[k].hi - variables[k].lo + 1)
     candidates.append(greedy[0])
-    best: tuple[float, list[int], list[int]] | None = None
+    best: tuple[float, list[_Var], list[_Var]] | None = None
     for chosen in candidates:
         side = [variables[k] for k in chosen]
         other = [variables[k] for k in range(r) if k not in chosen]
