@@ -186,3 +186,29 @@ def test_writes_inside_jit_take_the_sharded_plans():
     out = run(WRITES)
     assert out.strip().endswith("OK"), out
     assert out.count("refused") == 7, out
+
+
+BARE_SPEC = """
+mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Explicit,))
+plain = np.arange(64, dtype=np.float32)
+with jax.set_mesh(mesh):
+    storage = jax.device_put(jnp.asarray(plain), NamedSharding(mesh, P("x")))
+    x = StridedArray(storage, Layout((8, 8), (1, 8)))
+    for out in (x.contiguous(out_sharding=P("x")).storage,
+                fs.materialize(storage, x.layout, out_sharding=P("x"))):
+        assert out.sharding.spec[0] == "x", out.sharding  # the bare spec names the set mesh's axis
+    np.testing.assert_array_equal(np.asarray(fs.materialize(storage, x.layout, out_sharding=P("x"))),
+                                  plain.reshape(8, 8).T)
+try:
+    fs.materialize(jnp.asarray(plain), Layout((8, 8), (1, 8)), out_sharding=P("x"))
+except fs.LayoutTypeError as e:
+    assert "no mesh is set" in str(e) and "jax.set_mesh" in str(e), e
+else:
+    raise AssertionError("a bare PartitionSpec without a mesh was accepted")
+print("OK")
+"""
+
+
+def test_a_bare_partition_spec_under_set_mesh_is_an_out_sharding():
+    """As JAX's own out_sharding= arguments: P(...) names the axes of the mesh jax.set_mesh set."""
+    assert run(BARE_SPEC, devices=4).strip().endswith("OK")

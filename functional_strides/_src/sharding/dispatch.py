@@ -55,11 +55,22 @@ def placed_like_batch(values: jax.Array, storage: jax.Array, batch_ndim: int) ->
     return jax.sharding.reshard(values, NamedSharding(sharding.mesh, spec))
 
 
-def _check_out_sharding(out_sharding: Any, layout: Layout) -> None:
-    if out_sharding is not None and not isinstance(out_sharding, NamedSharding):
-        raise LayoutTypeError(f"contiguous: out_sharding must be a jax.sharding.NamedSharding, not "
-                              f"{type(out_sharding).__name__} (got out_sharding={out_sharding!r}, layout "
-                              f"{layout}); build one with NamedSharding(mesh, PartitionSpec(...)).")
+def _check_out_sharding(out_sharding: Any, layout: Layout) -> NamedSharding | None:
+    """``out_sharding`` as a ``NamedSharding``: a bare ``PartitionSpec`` names the axes of the
+    mesh set by ``jax.set_mesh``, as JAX's ``out_sharding=`` arguments take it."""
+    if out_sharding is None or isinstance(out_sharding, NamedSharding):
+        return out_sharding
+    if isinstance(out_sharding, P):
+        mesh = jax.sharding.get_mesh()
+        if mesh is not None and not mesh.empty:
+            return NamedSharding(mesh, out_sharding)
+        raise LayoutTypeError(f"contiguous: out_sharding={out_sharding!r} is a PartitionSpec but no mesh is set "
+                              f"(layout {layout}); pass NamedSharding(mesh, {out_sharding!r}), or call inside "
+                              "jax.set_mesh(mesh).")
+    raise LayoutTypeError(f"contiguous: out_sharding must be a jax.sharding.NamedSharding (or a PartitionSpec "
+                          f"under jax.set_mesh), not {type(out_sharding).__name__} (got out_sharding="
+                          f"{out_sharding!r}, layout {layout}); build one with NamedSharding(mesh, "
+                          "PartitionSpec(...)).")
 
 
 def _placed(values: jax.Array, out_sharding: NamedSharding) -> jax.Array:
@@ -123,7 +134,7 @@ def materialize(storage: Any, layout: Layout, *, method: str = "auto", out_shard
     offset)``; NumPy's ``np.ascontiguousarray(as_strided(...))`` with element strides; placed
     as ``jax.jit(..., out_shardings=out_sharding)`` places it."""
     check_operands("materialize", storage, layout)
-    _check_out_sharding(out_sharding, layout)
+    out_sharding = _check_out_sharding(out_sharding, layout)
     if partition(storage) is not None:
         return _sharded_reads.read(storage, layout, out_sharding, method=method)
     mesh = unknown_mesh(storage)
@@ -142,7 +153,7 @@ def contiguous(storage: Any, layout: Layout, out_sharding: Any = None) -> tuple[
     dim 0 the device count does not divide padded to a multiple of it, the padding at the
     storage's end) and the view's row-major layout over them. ``None`` for any other storage
     (the single-device copy applies)."""
-    _check_out_sharding(out_sharding, layout)
+    out_sharding = _check_out_sharding(out_sharding, layout)
     if partition(storage) is not None or (out_sharding is not None and unknown_mesh(storage) is not None):
         return _sharded_reads.contiguous(storage, layout, out_sharding)
     if out_sharding is None:
