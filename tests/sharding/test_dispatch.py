@@ -42,8 +42,10 @@ def test_out_sharding_places_a_single_device_read():
     assert out.sharding == rows and out.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
     out = jax.jit(lambda s: fs.materialize(s, Layout((3, 2), (1, 3)), out_sharding=rows))(jnp.arange(6.0))
     assert out.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
-    with pytest.raises(fs.LayoutTypeError, match="out_sharding must be a jax.sharding.NamedSharding"):
+    with pytest.raises(fs.LayoutTypeError, match="is a PartitionSpec but no mesh is set"):
         fs.materialize(jnp.arange(6.0), Layout((3, 2), (1, 3)), out_sharding=P("x"))
+    with pytest.raises(fs.LayoutTypeError, match="out_sharding must be a jax.sharding.NamedSharding"):
+        fs.materialize(jnp.arange(6.0), Layout((3, 2), (1, 3)), out_sharding="x")
 
 
 SCRIPT = """

@@ -64,13 +64,13 @@ def _check_out_sharding(out_sharding: Any, layout: Layout) -> NamedSharding | No
         mesh = jax.sharding.get_mesh()
         if mesh is not None and not mesh.empty:
             return NamedSharding(mesh, out_sharding)
-        raise LayoutTypeError(f"contiguous: out_sharding={out_sharding!r} is a PartitionSpec but no mesh is set "
-                              f"(layout {layout}); pass NamedSharding(mesh, {out_sharding!r}), or call inside "
-                              "jax.set_mesh(mesh).")
-    raise LayoutTypeError(f"contiguous: out_sharding must be a jax.sharding.NamedSharding (or a PartitionSpec "
-                          f"under jax.set_mesh), not {type(out_sharding).__name__} (got out_sharding="
-                          f"{out_sharding!r}, layout {layout}); build one with NamedSharding(mesh, "
-                          "PartitionSpec(...)).")
+        raise LayoutTypeError(f"contiguous: out_sharding={out_sharding!r} is a PartitionSpec but no mesh "
+                              f"is set (layout {layout}); pass NamedSharding(mesh, {out_sharding!r}), or "
+                              "call inside jax.set_mesh(mesh).")
+    raise LayoutTypeError(f"contiguous: out_sharding must be a jax.sharding.NamedSharding (or a "
+                          f"PartitionSpec under jax.set_mesh), not {type(out_sharding).__name__} (got "
+                          f"out_sharding={out_sharding!r}, layout {layout}); build one with "
+                          "NamedSharding(mesh, PartitionSpec(...)).")
 
 
 def _placed(values: jax.Array, out_sharding: NamedSharding) -> jax.Array:
