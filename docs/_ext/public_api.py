@@ -2,7 +2,8 @@
 
 Every name of ``functional_strides.__all__`` and of the front-end modules' ``__all__``
 (``functional_strides.views``, ``.numpy``, ``.cute``, ``.ascend``, ``.sharded``,
-``.oracle``), and the methods and properties of ``functional_strides.StridedArray``. The API
+``.oracle``), and the methods and properties of ``functional_strides.StridedArray``, inherited
+ones (the in-place methods) included. The API
 reference has one page per entry (``docs/_ext/api_pages.py``), titled by its public name;
 the tests of the site check that every entry is in a group of ``docs/api.md``.
 
@@ -23,8 +24,8 @@ PACKAGE = "functional_strides"
 FRONT_ENDS = ("views", "numpy", "cute", "ascend", "sharded", "oracle", "testing")
 #: Classes whose members get a page each (the rest are documented on their class's page).
 MEMBER_PAGES = ("StridedArray",)
-#: Special methods that are part of a class's public surface (indexing, calling).
-PUBLIC_SPECIALS = ("__getitem__", "__call__")
+#: Special methods that are part of a class's public surface (indexing, item assignment, calling).
+PUBLIC_SPECIALS = ("__getitem__", "__setitem__", "__call__")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,19 +86,34 @@ def _kind(obj: Any) -> str:
 
 
 def class_members(cls: type) -> list[tuple[str, str]]:
-    """(name, kind) of a class's own public members in definition order: methods,
-    properties and attributes (slots and dataclass fields); no inherited ones."""
-    out = []
-    for name, value in vars(cls).items():
-        if name.startswith("_") and name not in PUBLIC_SPECIALS:
+    """(name, kind) of a class's public members: methods, properties and attributes (slots and
+    dataclass fields), its own in definition order, then those it inherits from the package's
+    classes (``StridedArray``'s in-place methods, ``copy_``, ``add_``, ``x[i] = v``, come from a
+    mixin), in method resolution order; nothing from ``object`` or other libraries."""
+    out, seen = [], set()
+    for klass in cls.__mro__:
+        if klass is not cls and not klass.__module__.startswith(PACKAGE):
             continue
-        if isinstance(value, property):
-            out.append((name, "property"))
-        elif isinstance(value, (staticmethod, classmethod)) or inspect.isfunction(value):
-            out.append((name, "method"))
-        elif type(value).__name__ in ("member_descriptor", "getset_descriptor"):
-            out.append((name, "attribute"))
+        for name, value in vars(klass).items():
+            if name in seen or (name.startswith("_") and name not in PUBLIC_SPECIALS):
+                continue
+            kind = _member_kind(cls, name, value)
+            if kind is not None:
+                seen.add(name)
+                out.append((name, kind))
     return out
+
+
+def _member_kind(cls: type, name: str, value: Any) -> str | None:
+    if isinstance(value, property):
+        return "property"
+    if isinstance(value, (staticmethod, classmethod)) or inspect.isfunction(value):
+        return "method"
+    if type(value).__name__ in ("member_descriptor", "getset_descriptor"):
+        return "attribute"
+    if hasattr(value, "__get__") and inspect.isfunction(getattr(cls, name, None)):
+        return "method"  # a descriptor that gives the class its function (the ref-only methods)
+    return None
 
 
 def entries() -> list[Entry]:

@@ -468,10 +468,10 @@ class InPlaceMethods:
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: write ``value`` through the view ``x[key]`` of a ``jax.Ref``, in place.
 
-        ``key`` is any basic index (ints, slices with steps, ``None``, ``...``, tuples of them);
-        ``value`` a Python number (checked as ``fill_`` checks it) or an array whose shape, with
-        its leading size-1 dims dropped, broadcasts to the view's (cast as ``copy_`` casts).
-
+        Args:
+          key: any basic index (ints, slices with steps, ``None``, ``...``, tuples of them).
+          value: a Python number (checked as ``fill_`` checks it) or an array whose shape, with
+            its leading size-1 dims dropped, broadcasts to the view's (cast as ``copy_`` casts).
         Raises:
           TypeError: the array is not ref-backed (arrays over a ``jax.Array`` are immutable).
           OverlapError / LayoutError: as ``copy_``; the index errors of ``x[key]``.
@@ -543,6 +543,11 @@ class InPlaceMethods:
     def sub_(self, other: Any, *, alpha: Any = 1) -> Any:
         """Subtract ``alpha * other`` from this view of a ``jax.Ref``, in place; returns ``self``.
 
+        Args:
+          other: a number or an array broadcastable to ``self.shape``.
+          alpha: a Python number (an int for integer results), as ``add_``'s.
+        Returns:
+          ``self``.
         Raises:
           OverlapError / LayoutError: as ``add_``; also a bool view or a bool ``other`` (PyTorch
             refuses subtraction with bool tensors).
@@ -566,6 +571,10 @@ class InPlaceMethods:
     def mul_(self, other: Any) -> Any:
         """Multiply this view of a ``jax.Ref`` by ``other``, in place; returns ``self``.
 
+        Args:
+          other: a number or an array broadcastable to ``self.shape``.
+        Returns:
+          ``self``.
         Raises:
           OverlapError / LayoutError: as ``add_``.
         Example:
@@ -610,9 +619,10 @@ class InPlaceMethods:
         """Clamp this view of a ``jax.Ref`` into ``[min, max]``, in place; returns ``self``.
 
         Args:
-          min, max: Python numbers (checked against the view's dtype, which they must not
-            promote), or arrays broadcastable to ``self.shape`` (whose result type must cast to
-            the view's dtype); at least one of them. A NaN bound gives NaN; ``min > max`` gives
+          min: the lower bound: a Python number (checked against the view's dtype, which it must
+            not promote), or an array broadcastable to ``self.shape`` (whose result type must cast
+            to the view's dtype); ``None`` for none. A NaN bound gives NaN.
+          max: the upper bound, as ``min``; at least one of the two is given. ``min > max`` gives
             ``max``.
         Returns:
           ``self``.
