@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from typing import Any
 
 import jax.numpy as jnp
@@ -26,10 +25,10 @@ from strategies import OP_NAMES, Op, layouts, op_chains, ops, strided_arrays
 import functional_strides as fs
 import functional_strides.testing as fst
 from functional_strides import Layout, LayoutError, ViewError
+from functional_strides._src.testing.torch_parity import _torch_apply
 
 torch = import_torch()
 
-_TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -51,20 +50,6 @@ def _pair_of(x: fs.StridedArray, *, exact: bool = False) -> tuple[Any, fs.Stride
 
 def _bucket(size: int) -> int:
     return max(128, 1 << (size - 1).bit_length())
-
-
-def _torch_apply(op: Op, t: Any) -> tuple[Any, BaseException | None]:
-    """Run ``op`` on a torch tensor: (result, None) or (None, the exception)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # x.T / x.mT deprecations (warned once per process)
-            out = op.apply(t)
-    except _TORCH_ERRORS as e:
-        return None, e
-    if not isinstance(out, tuple) and any(n < 0 for n in out.shape):
-        # PyTorch returns a negative extent for scalar.expand(-1, ...); refused here.
-        return None, RuntimeError(f"negative extent in {tuple(out.shape)}")
-    return out, None
 
 
 def _ours_apply(op: Op, x: fs.StridedArray, functional: bool) -> tuple[Any, BaseException | None]:
