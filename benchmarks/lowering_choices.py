@@ -85,7 +85,7 @@ from functional_strides._src.core.canonical import canonicalize, split_windows  
 from functional_strides._src.lowering import tiled as _tiled  # noqa: E402
 from functional_strides._src.lowering.reads import xla_read_plan  # noqa: E402
 from functional_strides._src.native import copy_kernel as _copy_kernel  # noqa: E402
-from functional_strides._src.native.copy_kernel import _ffi  # noqa: E402
+from functional_strides._src.native.copy_kernel import ffi_read  # noqa: E402
 
 #: Slice counts past this compile for seconds (HLO grows linearly); not measured.
 MAX_PIECES_MEASURED = 64
@@ -391,7 +391,7 @@ def _forced_reads(layout: Layout, x: jax.Array, attribute: str, values: tuple[st
 
     from functional_strides._src.native import copy_kernel as _copy_kernel
 
-    fns = {v: jax.jit(lambda s, v=v: _copy_kernel._ffi(s, jnp.int32(0), layout.shape, layout.strides,
+    fns = {v: jax.jit(lambda s, v=v: _copy_kernel.ffi_read(s, jnp.int32(0), layout.shape, layout.strides,
                                                        **{attribute: v})) for v in values}
     first = np.asarray(fns[values[0]](x))
     for fn in fns.values():
@@ -656,7 +656,7 @@ def _native_layout(kind: str, log2: int) -> tuple[Layout, int]:
 
 def _compiled(layout: Layout, size: int) -> Callable[[], Any]:
     storage = jnp.arange(size, dtype=jnp.float32) % 1021
-    f = jax.jit(lambda s: _ffi(s, jnp.int32(0), layout.shape, layout.strides)).lower(storage).compile()
+    f = jax.jit(lambda s: ffi_read(s, jnp.int32(0), layout.shape, layout.strides)).lower(storage).compile()
     return lambda: f(storage).block_until_ready()
 
 

@@ -27,7 +27,14 @@ from functional_strides import oracle
 from functional_strides._src.core.errors import LayoutError, StorageError
 from functional_strides._src.core.layout import Layout
 from functional_strides._src.lowering import writes as scatter
-from functional_strides._src.lowering.writes import METHODS, MODES, write, write_plan, xla_write_plan
+from functional_strides._src.lowering.writes import (
+    METHODS,
+    MODES,
+    lower_impl,
+    write,
+    write_plan,
+    xla_write_plan,
+)
 
 PATHS = METHODS[1:]  # every forced path
 XLA_PATHS = tuple(m for m in PATHS if m != "strided_copy")  # those made of XLA ops (any platform)
@@ -379,8 +386,10 @@ def test_row_scatter_updates_cover_only_the_views_slots(mode, layout):
     size = layout.required_storage_size + 2
     if mode == "set" and layout.has_internal_overlap():
         return
-    jaxpr = jax.make_jaxpr(lambda s, v: write(s, layout, v, mode=mode, method="row_scatter"))(
-        jnp.zeros(size), jnp.zeros(layout.shape))
+    overlapping = layout.has_internal_overlap()
+    jaxpr = jax.make_jaxpr(lambda s, v: lower_impl(s, layout, v, mode=mode, overlapping=overlapping,
+                                                   method="row_scatter", op="write", kernel=False))(
+        jnp.zeros(size), jnp.zeros(layout.shape))  # the XLA plan the primitive lowers to
     scatters = [e for e in jaxpr.jaxpr.eqns if e.primitive.name.startswith("scatter")]
     assert scatters
     for eqn in scatters:

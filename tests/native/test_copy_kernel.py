@@ -28,7 +28,7 @@ import functional_strides as fs
 from functional_strides import Layout, LayoutError, materialize, oracle
 from functional_strides._src.lowering.writes import _folded_layout
 from functional_strides._src.native import copy_kernel as kernel_module
-from functional_strides._src.native.copy_kernel import _ffi, coalesced
+from functional_strides._src.native.copy_kernel import coalesced, ffi_read
 
 pytestmark = pytest.mark.usefixtures("_built")
 
@@ -61,10 +61,10 @@ def test_values_match_the_oracle(layout, dtype, slack):
 def test_every_forced_choice_of_the_read_matches_the_oracle(layout, dtype, order, tiles, stores):
     """The block order, tile shape and stores that ``lowering_choices.py`` forces change
     when and how each element is moved, never what lands where, on every kind of layout."""
-    from functional_strides._src.native.copy_kernel import _ffi
+    from functional_strides._src.native.copy_kernel import ffi_read
 
     storage = (storage_for(layout, 1) % 97).astype(dtype)
-    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, order, tiles,
+    got = jax.jit(lambda s: ffi_read(s, jnp.int32(layout.offset), layout.shape, layout.strides, order, tiles,
                                  stores))(jnp.asarray(storage))
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
@@ -107,10 +107,10 @@ def test_each_path_of_the_handler(layout):
 def test_either_order_of_the_blocks_reads_the_same_values(layout, order):
     """The read handler's ``order`` attribute (forced by ``benchmarks/lowering_choices.py
     --only rows``) changes when each block is moved, never what lands where."""
-    from functional_strides._src.native.copy_kernel import _ffi
+    from functional_strides._src.native.copy_kernel import ffi_read
 
     storage = np.arange(layout.required_storage_size + 2, dtype=np.float32)
-    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, order))(
+    got = jax.jit(lambda s: ffi_read(s, jnp.int32(layout.offset), layout.shape, layout.strides, order))(
         jnp.asarray(storage))
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
@@ -138,13 +138,13 @@ def test_every_tile_shape_reads_the_same_values(layout, dtype, tiles):
     """The read handler's ``tiles`` attribute (forced by ``benchmarks/lowering_choices.py
     --only tiles``) changes the cache tiles' shape, never what lands where: 32x32, up to
     128x32, and 64x64 (which elements of 8 and 16 bytes do not fit: they take 32x32)."""
-    from functional_strides._src.native.copy_kernel import _ffi
+    from functional_strides._src.native.copy_kernel import ffi_read
 
     if dtype in ("float64", "complex128") and not jax.config.jax_enable_x64:
         dtype = {"float64": "float32", "complex128": "complex64"}[dtype]
     storage = (np.arange(layout.required_storage_size + 2) % 113).astype(dtype)
-    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, "auto", tiles))(
-        jnp.asarray(storage))
+    got = jax.jit(lambda s: ffi_read(s, jnp.int32(layout.offset), layout.shape, layout.strides, "auto",
+                                     tiles))(jnp.asarray(storage))
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
@@ -164,11 +164,11 @@ def test_streaming_stores_write_the_same_values(layout, dtype, stores):
     """The read handler's ``stores`` attribute (forced by ``benchmarks/lowering_choices.py
     --only stores``): stores past the caches in aligned 16-byte groups, plain stores at the
     ends of each run, whatever the run's length and alignment."""
-    from functional_strides._src.native.copy_kernel import _ffi
+    from functional_strides._src.native.copy_kernel import ffi_read
 
     storage = (np.arange(layout.required_storage_size + 5) % 251).astype(dtype)
-    got = jax.jit(lambda s: _ffi(s, jnp.int32(layout.offset), layout.shape, layout.strides, stores=stores))(
-        jnp.asarray(storage))
+    got = jax.jit(lambda s: ffi_read(s, jnp.int32(layout.offset), layout.shape, layout.strides,
+                                     stores=stores))(jnp.asarray(storage))
     np.testing.assert_array_equal(np.asarray(got), oracle.materialize(storage, layout))
 
 
@@ -543,7 +543,7 @@ def test_reads_of_every_other_slot(length, dtype, stores):
                    Layout((length,), (-2,), 2 * length - 2)):
         itemsize = np.dtype(dtype).itemsize  # every bit pattern, high bits included
         storage = rng.integers(0, 256, layout.required_storage_size * itemsize, dtype=np.uint8).view(dtype)
-        got = jax.jit(lambda s, lay=layout: _ffi(s, jnp.int32(lay.offset), lay.shape, lay.strides,
+        got = jax.jit(lambda s, lay=layout: ffi_read(s, jnp.int32(lay.offset), lay.shape, lay.strides,
                                                   stores=stores))(jnp.asarray(storage))
         np.testing.assert_array_equal(np.asarray(got).view(np.uint8),
                                       oracle.materialize(storage, layout).view(np.uint8), err_msg=str(layout))

@@ -633,32 +633,66 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 
-def _lower(storage: jax.Array, layout: Layout, method: str, copy_kernel: bool = True) -> jax.Array:
-    path = _plan(layout, method, Need(copy_kernel=copy_kernel))
+def lower_impl(storage: jax.Array, layout: Layout, method: str, *, kernel: bool) -> jax.Array:
+    """What one read lowers to: the plan's XLA ops, or the strided copy's FFI call where
+    ``kernel`` (the primitive ``strided_read`` lowered for XLA:CPU alone, not for export).
+
+    Args:
+      storage: 1-D array of ``n`` elements (checked by the primitive's abstract evaluation).
+      layout: the view; a traced offset is clamped (:func:`dynamic_window`).
+      method: ``"auto"`` or a path of :data:`METHODS` (``"strided_copy"`` without ``kernel``
+        takes the XLA plan ``"auto"`` picks).
+      kernel: whether the strided copy may be emitted.
+    Returns:
+      The dense row-major array of ``layout.shape``."""
+    if method == "strided_copy" and not kernel:
+        method = "auto"
+    path = _plan(layout, method, Need(copy_kernel=kernel))
     if path == "empty":
         return jnp.zeros(layout.shape, storage.dtype)
-    dtype = index_dtype(layout, storage.shape[0])  # storages past int32 indices need x64, on every path
+    n = storage.shape[0]
+    dtype = index_dtype(layout, n)  # storages past int32 indices need x64, on every path
     if path == "strided_copy":
         if not _copy_kernel.supports(storage.dtype):  # packed sub-byte types: XLA's read
-            if method == "strided_copy":
-                raise LayoutError(
-                    f"materialize: method='strided_copy' copies whole elements of 1, 2, 4, 8 or 16 bytes, "
-                    f"not {storage.dtype}; use method='auto'.")
-            return _lower_xla(storage, layout)
-        if layout.has_static_offset:
-            check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
-        else:
-            _check_span(layout, storage.shape[0])
-        return _copy_kernel.read(storage, layout, _lower_xla, dtype)
+            return lower_impl(storage, layout, "auto", kernel=False)
+        offset = _copy_kernel.kernel_offset(layout, n, dtype)
+        return _copy_kernel.ffi_read(storage, offset, layout.shape, layout.strides)
     if not layout.has_static_offset:
         _, storage, layout = dynamic_window(storage, layout)
-    check_in_storage("materialize", layout.shape, layout.strides, layout.offset, storage.shape[0])
     return READS.lower(path)(storage, canonicalize(layout))
+
+
+#: The primitives' entry points, ``"read"``: ``read(storage, layout, method)`` and
+#: ``"write"``: ``write(storage, layout, values, mode=, overlapping=, method=, op=)``, set by
+#: :mod:`functional_strides._src.lowering.primitives` (which imports this module).
+PRIMITIVES: dict[str, Callable[..., jax.Array]] = {}
+
+
+def check_read_method(layout: Layout, dtype: Any, method: str) -> None:
+    """The checks of a forced ``method`` that depend on ``fs.config`` (whether the strided copy
+    is enabled) and the dtype, made where a read is bound (an abstract evaluation is cached
+    without ``fs.config`` in its key).
+
+    Raises:
+      LayoutError: ``method`` does not apply to ``layout``, or is ``"strided_copy"`` for a
+        dtype the strided copy does not move."""
+    _plan(layout, method, Need(copy_kernel=_copy_kernel.enabled()))
+    if method == "strided_copy" and not _copy_kernel.supports(dtype):
+        raise LayoutError(
+            f"materialize: method='strided_copy' copies whole elements of 1, 2, 4, 8 or 16 bytes, "
+            f"not {np.dtype(dtype)}; use method='auto'.")
+
+
+def _lower(storage: jax.Array, layout: Layout, method: str) -> jax.Array:
+    """The read inside a trace: one ``strided_read`` (nothing for an empty view)."""
+    if layout.is_empty:
+        return jnp.zeros(layout.shape, storage.dtype)
+    return PRIMITIVES["read"](storage, layout, method)
 
 
 def _lower_xla(storage: jax.Array, layout: Layout) -> jax.Array:
     """The ``"auto"`` read among the XLA strategies (other platforms, derivatives, ``vmap``)."""
-    return _lower(storage, layout, "auto", copy_kernel=False)
+    return lower_impl(storage, layout, "auto", kernel=False)
 
 
 @_programs.cached(static_argnames=("layout", "method", "native"))
@@ -683,8 +717,7 @@ def _gather_at(storage, strides, offset, shape):
 
 @_programs.cached(static_argnames=("shape",))
 def _eager_copy(storage, strides, offset, *, shape):
-    return _copy_kernel.read_operands(storage, strides, offset, shape,
-                                      lambda s, t, o: _gather_at(s, t, o, shape))
+    return PRIMITIVES["read_operands"](storage, strides, offset, shape)
 
 
 @_programs.cached(static_argnames=("shape",))

@@ -178,7 +178,7 @@ def read_value(storage: jax.Array, layout: Layout) -> jax.Array:
     if layout.is_contiguous():
         return lax.dynamic_slice(storage, (layout.offset,), (layout.numel,)).reshape(layout.shape)
     if _reads.read_plan(_local(layout)) == "strided_copy" and _copy_kernel.supports(storage.dtype):
-        return _copy_kernel.read(storage, layout, _gather, layout.offset.dtype)
+        return _reads.PRIMITIVES["read"](storage, layout, "strided_copy")
     return _gather(storage, layout)
 
 
@@ -208,18 +208,13 @@ def write_value(storage: jax.Array, layout: Layout, values: jax.Array, *, method
         start = jnp.asarray(c.offset, _reads.index_dtype(layout, n))
         return lax.dynamic_update_slice(storage, flat, (start,))
     if path == "strided_copy":
-        return _copy_kernel.write(storage, layout, values, "set", False, _xla_write,
-                                  _reads.index_dtype(layout, n))
+        return _reads.PRIMITIVES["write"](storage, layout, values, mode="set", overlapping=False,
+                                          method="strided_copy", op="update")
     if path == "structured":
         return _writes._structured(storage, layout, c, values, "set", False)
     if path == "row_scatter":
         return _writes._row_scatter(storage, layout, c, values, "set", False)
     return _writes._element_scatter(storage, layout, c, values, "set", False)
-
-
-def _xla_write(storage: jax.Array, layout: Layout, values: jax.Array) -> jax.Array:
-    """:func:`write_value` among the XLA paths (other platforms, derivatives, ``vmap``)."""
-    return write_value(storage, layout, values, copy_kernel=False)
 
 
 def _update_traced(ref: Any, layout: Layout, fn: Callable[..., jax.Array], reads_old: bool,

@@ -26,16 +26,18 @@ the loop's output would cost another pass and a temporary.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 __all__ = ["ALIASING_PITCH_BYTES", "P_TILE_BYTES", "Q_TILE_MAX", "TILED_MIN_ELEMENTS", "TILED_MIN_ROWS",
-           "TiledPlan", "blocks", "tiled_plan", "transpose"]
+           "TiledPlan", "blocks", "loops", "tiled_plan", "transpose"]
 
 # Tiles of a cache line of output rows by up to 1024 columns beat the other tile shapes and loops
 # over output stripes; a loop wins on square-ish matrices whatever their pitch and where the
@@ -53,6 +55,21 @@ Q_TILE_MAX = 1024
 #: Permutes of fewer elements keep XLA's transpose (the loop's per-step cost dominates there;
 #: the crossing point of the size sweep in lowering_choices.py).
 TILED_MIN_ELEMENTS = 2**16
+
+_LOOPS: contextvars.ContextVar[bool] = contextvars.ContextVar("tile_loops", default=True)
+
+
+@contextlib.contextmanager
+def loops(enabled: bool) -> Iterator[None]:
+    """Whether :func:`transpose` may read tile by tile while the block runs: the primitives
+    lower with it off for every platform but the CPU, whose caches the tiles are for (on a GPU
+    or TPU each step of the loop would be a kernel of its own, and XLA's transpose emitter is
+    the fast one there)."""
+    token = _LOOPS.set(enabled)
+    try:
+        yield
+    finally:
+        _LOOPS.reset(token)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -222,7 +239,7 @@ def transpose(x: jax.Array, perm: tuple[int, ...], rev: tuple[int, ...] = (),
     same values and shape.
     """
     perm, rev = tuple(perm), tuple(rev)
-    plan = tiled_plan(x.shape, perm, x.dtype.itemsize) if read is not None else None
+    plan = tiled_plan(x.shape, perm, x.dtype.itemsize) if read is not None and _LOOPS.get() else None
     reversed_blocks = None if plan is None else _block_axes(perm, rev)
     if reversed_blocks is None:
         out = lax.transpose(x, perm)

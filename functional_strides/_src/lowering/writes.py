@@ -72,7 +72,7 @@ from . import reads as _reads
 from .modes import COMBINE as _COMBINE
 from .modes import MODES, identity, storage_mode
 from .product_scatter import ScatterSpec, product_scatter
-from .reads import _check_span, check_operands, dynamic_window, index_dtype, storage_indices
+from .reads import check_operands, dynamic_window, index_dtype, storage_indices
 
 __all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
 
@@ -576,32 +576,40 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
     return _plan(layout, size, mode, method, "write")
 
 
-def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str,
-           copy_kernel: bool = True):
+def lower_impl(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str,
+               kernel: bool):
+    """What one write lowers to: the plan's XLA ops, or the strided write's FFI call where
+    ``kernel`` (the primitive ``strided_write`` lowered for XLA:CPU alone, not for export).
+
+    Args:
+      storage: 1-D array of ``n`` elements (checked by the primitive's abstract evaluation).
+      layout: the non-empty view; a traced offset is clamped (:func:`dynamic_window`).
+      values: of ``layout.shape`` and the storage's dtype.
+      mode, overlapping, op: as for :func:`write`; ``overlapping``: whether elements of the
+        view share slots.
+      method: ``"auto"`` or a path of :data:`METHODS` (``"strided_copy"`` without ``kernel``
+        takes the XLA plan ``"auto"`` picks).
+      kernel: whether the strided write may be emitted.
+    Returns:
+      The new storage."""
+    if method == "strided_copy" and not kernel:
+        method = "auto"
     folded = _folded_layout(layout, mode)
     if folded is not None:  # read the slots, fold the contributions in, set them back
-        old = _reads._lower(storage, folded, "auto", copy_kernel)
+        old = _reads.lower_impl(storage, folded, "auto", kernel=kernel)
         values = _fold_broadcast(old, values, layout, mode)
         layout, mode, overlapping = folded, "set", False
-    path = _plan(layout, storage.shape[0], mode, method, op, copy_kernel)
+    path = _plan(layout, storage.shape[0], mode, method, op, kernel)
     if path == "empty":
         return storage
     if path == "strided_copy":
         if not _copy_kernel.supports_write(storage.dtype, mode):  # XLA's write for this dtype
-            if method == "strided_copy":
-                raise LayoutError(
-                    f"{op}: method='strided_copy' writes mode 'set' for elements of 1, 2, 4, 8 or 16 bytes "
-                    f"and 'add' for float32, float64 and 32/64-bit integers, not mode {mode!r} into "
-                    f"{storage.dtype}; use method='auto'.")
-            return _lower_xla(storage, layout, values, mode=mode, overlapping=overlapping, op=op)
-        if not layout.has_static_offset:
-            _check_span(layout, storage.shape[0])
-
-        def fallback(s, lay, v):
-            return _lower_xla(s, lay, v, mode=mode, overlapping=overlapping, op=op)
-
-        return _copy_kernel.write(storage, layout, values, mode, overlapping, fallback,
-                                  index_dtype(layout, storage.shape[0], op))
+            return lower_impl(storage, layout, values, mode=mode, overlapping=overlapping, method="auto",
+                              op=op, kernel=False)
+        n = storage.shape[0]
+        offset = _copy_kernel.kernel_offset(layout, n, index_dtype(layout, n, op))
+        return _copy_kernel.ffi_write(storage, jnp.broadcast_to(values, layout.shape), offset,
+                                      tuple(layout.shape), tuple(layout.strides), mode, overlapping)
     if not layout.has_static_offset:  # write the window the view lies in, then put it back
         start, window, local = dynamic_window(storage, layout)
         window = WRITES.lower(path)(window, local, canonicalize(local), values, mode, overlapping)
@@ -609,10 +617,34 @@ def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, met
     return WRITES.lower(path)(storage, layout, canonicalize(layout), values, mode, overlapping)
 
 
+def check_write_method(layout: Layout, n: int, dtype: Any, mode: str, method: str, op: str) -> None:
+    """The checks of a forced ``method`` that depend on ``fs.config`` and the dtype, made where a
+    write is bound (an abstract evaluation is cached without ``fs.config`` in its key).
+
+    Raises:
+      LayoutError: ``method`` does not apply to ``layout`` in a storage of ``n`` elements, or is
+        ``"strided_copy"`` for a mode or dtype the strided write does not handle."""
+    _plan(layout, n, mode, method, op, _copy_kernel.enabled())
+    if method == "strided_copy" and _folded_layout(layout, mode) is None \
+            and not _copy_kernel.supports_write(dtype, mode):
+        raise LayoutError(
+            f"{op}: method='strided_copy' writes mode 'set' for elements of 1, 2, 4, 8 or 16 bytes "
+            f"and 'add' for float32, float64 and 32/64-bit integers, not mode {mode!r} into "
+            f"{np.dtype(dtype)}; use method='auto'.")
+
+
+def _lower(storage, layout: Layout, values, *, mode: str, overlapping: bool, method: str, op: str):
+    """The write inside a trace: one ``strided_write`` (the storage itself for an empty view)."""
+    if layout.is_empty:
+        return storage
+    return _reads.PRIMITIVES["write"](storage, layout, values, mode=mode, overlapping=overlapping,
+                                      method=method, op=op)
+
+
 def _lower_xla(storage, layout: Layout, values, *, mode: str, overlapping: bool, op: str):
     """The ``"auto"`` write among the XLA strategies (other platforms, derivatives, ``vmap``)."""
-    return _lower(storage, layout, values, mode=mode, overlapping=overlapping, method="auto", op=op,
-                  copy_kernel=False)
+    return lower_impl(storage, layout, values, mode=mode, overlapping=overlapping, method="auto", op=op,
+                      kernel=False)
 
 
 @_programs.cached(static_argnames=("layout", "mode", "overlapping", "method", "op", "native"))

@@ -26,39 +26,34 @@ runs a stretch at a time), SSE2 otherwise; sets of every other slot take AVX2 to
 (``x[::2, ::2] = v``: 4- and 8-byte elements blended into whole loads of the view, the
 slots between rewritten with what they hold).
 
-In a program each is a primitive of this module whose lowering rule emits the ``ffi_call``
-where the program is lowered for XLA:CPU alone, and the XLA lowering (the same values, bit for
-bit) on every other platform, for several platforms at once, and wherever JAX lowers for
-``jax.export`` (``LoweringParameters.for_export``): an exported program holds standard
-StableHLO only, which runs wherever jax does, in a process that never imports this library
-(docs/export.md). Its derivative is the XLA lowering's (``jax.custom_jvp``; a
-read is linear in the storage), and under ``vmap`` the XLA lowering runs, vmapped
-(``jax.custom_batching.custom_vmap``), since XLA's partitioner can split a batched program
-of XLA ops across devices along the batch but not a custom call. The offset is an operand,
-clamped like ``lax.dynamic_slice`` clamps (:func:`functional_strides._src.lowering.reads.dynamic_window`),
-so a traced offset costs no window copy.
+In a program each is the CPU lowering of a primitive of the library
+(:mod:`functional_strides._src.lowering.primitives`: ``strided_read``, ``strided_write``),
+emitted where the program is lowered for XLA:CPU alone and not for ``jax.export``: an
+exported program holds standard StableHLO only (the XLA plan of the same values, bit for bit),
+which runs wherever jax does, in a process that never imports this library (docs/export.md).
+Derivatives and ``vmap`` are the primitives' rules, not this module's. The offset is an
+operand, clamped like ``lax.dynamic_slice`` clamps
+(:func:`functional_strides._src.lowering.reads.dynamic_window`), so a traced offset costs no
+window copy.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from types import ModuleType
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.extend import core as jax_core
-from jax.interpreters import mlir
 
 from ..core.builds import load_extension
 from ..core.config import config
 from ..core.layout import Layout
 from .process import cpu_limit
 
-__all__ = ["OPERANDS_TARGET", "SOURCES", "TARGET", "WRITE_TARGET", "coalesced", "enabled", "extension",
-           "handler_time", "native", "read", "read_operands", "stats", "supports", "supports_write", "write"]
+__all__ = ["OPERANDS_TARGET", "SOURCES", "TARGET", "WRITE_TARGET", "alike", "coalesced", "enabled",
+           "extension", "ffi_read", "ffi_read_operands", "ffi_write", "handler_time", "kernel_offset",
+           "native", "stats", "supports", "supports_write", "takes_native"]
 
 #: The FFI target names the handlers are registered under (platform ``"cpu"``).
 TARGET = "functional_strides_strided_copy"
@@ -194,7 +189,7 @@ def _varying(aval) -> frozenset:
     return getattr(getattr(aval, "mat", None), "varying", frozenset())
 
 
-def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
+def alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
     """The operands made to vary over the same manual mesh axes, the union of theirs, and the
     keyword that gives an FFI call's result that type: inside ``jax.shard_map`` (which checks
     what varies over which axis) a custom call takes operands that vary alike and returns
@@ -212,51 +207,11 @@ def _alike(*operands: jax.Array) -> tuple[tuple[jax.Array, ...], dict]:
                  "manual_axis_type": aval.mat}
 
 
-#: The one primitive of the handlers: ``native`` (the ``ffi_call``, traced into a jaxpr when
-#: bound, which gives the result's type) where the program is lowered for XLA:CPU alone and
-#: not for export, else ``xla`` (the XLA lowering of the same values), chosen by its lowering
-#: rule: what a program lowers to is only known there.
-native_or_xla_p = jax_core.Primitive("functional_strides_native_or_xla")
-
-
-def _native_or_xla(native_fn: Callable[..., jax.Array], xla_fn: Callable[..., jax.Array],
-                   *operands: jax.Array) -> jax.Array:
-    """``native_fn(*operands)`` where the program is lowered for XLA:CPU alone and not for
-    ``jax.export``; ``xla_fn(*operands)`` (the same values) everywhere else."""
-    return native_or_xla_p.bind(*operands, native=jax.make_jaxpr(native_fn)(*operands), xla=xla_fn)
-
-
-def _native_or_xla_abstract_eval(*avals, native, xla):
-    del avals, xla
-    (aval,) = native.out_avals
-    return aval
-
-
-def _native_or_xla_impl(*operands, native, xla):
-    """Outside a trace (a direct call, or under ``jax.disable_jit``): the handler where the
-    operands live on the CPU, else the XLA lowering, each evaluated op by op."""
-    platforms = {d.platform for x in operands if isinstance(x, jax.Array) for d in x.devices()}
-    if platforms == {"cpu"} or (not platforms and jax.default_backend() == "cpu"):
-        (out,) = jax_core.jaxpr_as_fun(native)(*operands)
-        return out
-    return xla(*operands)
-
-
 def takes_native(ctx) -> bool:
     """Whether a lowering rule's context lowers for XLA:CPU alone, and not for ``jax.export``
     (whose artifacts must run where this library's handlers are not registered)."""
     platforms = tuple(ctx.platforms or ctx.module_context.platforms)
     return platforms == ("cpu",) and not ctx.module_context.lowering_parameters.for_export
-
-
-def _native_or_xla_lowering(ctx, *operands, native, xla):
-    fn = jax_core.jaxpr_as_fun(native) if takes_native(ctx) else xla
-    return mlir.lower_fun(fn, multiple_results=takes_native(ctx))(ctx, *operands)
-
-
-native_or_xla_p.def_impl(_native_or_xla_impl)
-native_or_xla_p.def_abstract_eval(_native_or_xla_abstract_eval)
-mlir.register_lowering(native_or_xla_p, _native_or_xla_lowering)
 
 
 #: The read handler's ``order`` attribute: the order it visits blocks of the output in.
@@ -281,50 +236,23 @@ TILES = {"auto": 0, "short": 1, "tall": 2, "wide": 3}
 STORES = {"auto": 0, "cached": 1, "streaming": 2}
 
 
-def _ffi(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
-         strides: tuple[int, ...], order: str = "auto", tiles: str = "auto",
-         stores: str = "auto") -> jax.Array:
-    (storage, offset), kind = _alike(storage, offset)
+def ffi_read(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+             strides: tuple[int, ...], order: str = "auto", tiles: str = "auto",
+             stores: str = "auto") -> jax.Array:
+    """``out[i] = storage[layout(*i)]`` by the strided-copy handler (XLA:CPU only).
+
+    Args:
+      storage: 1-D array of ``n`` elements whose dtype :func:`supports`.
+      offset: int32 or int64 scalar array, in elements (:func:`kernel_offset`): the handler
+        clamps it at its lowest index into ``[0, n - span - 1]`` as ``lax.dynamic_slice`` clamps.
+      shape, strides: the non-empty view (strides in elements), spanning at most ``n`` elements.
+      order, tiles, stores: the handler's choices (:data:`ORDERS`, :data:`TILES`, :data:`STORES`).
+    Returns:
+      The dense row-major array of ``shape`` and the storage's dtype."""
+    (storage, offset), kind = alike(storage, offset)
     call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))
     return call(storage, offset, **_view_attrs(shape, strides), order=np.int64(ORDERS[order]),
                 tiles=np.int64(TILES[tiles]), stores=np.int64(STORES[stores]))
-
-
-def _unbatched(call: Callable[..., jax.Array],
-               fallback: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
-    """``call`` where no ``vmap`` is applied to it; under ``vmap``, ``fallback`` vmapped.
-
-    A batched program is one XLA's partitioner may split across devices along the batch
-    (a batched storage sharded by items): it can split XLA's own ops there, but would gather
-    every operand of a custom call onto each device."""
-    @jax.custom_batching.custom_vmap
-    def run(*args):
-        return call(*args)
-
-    @run.def_vmap
-    def _batched(axis_size, in_batched, *args):
-        axes = tuple(0 if b else None for b in in_batched)
-        return jax.vmap(fallback, in_axes=axes, axis_size=axis_size)(*args), True
-
-    return run
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
-def _read(storage: jax.Array, offset: jax.Array, shape: tuple[int, ...], strides: tuple[int, ...],
-          fallback: Callable[[jax.Array, Layout], jax.Array]) -> jax.Array:
-    def xla(s, o):
-        return fallback(s, Layout(shape, strides, o))
-
-    return _unbatched(functools.partial(_native_or_xla, lambda s, o: _ffi(s, o, shape, strides), xla),
-                      xla)(storage, offset)
-
-
-@_read.defjvp
-def _read_jvp(shape, strides, fallback, primals, tangents):
-    storage, offset = primals
-    t_storage, _ = tangents
-    tangent = fallback(t_storage, Layout(shape, strides, offset))  # linear in the storage
-    return _read(storage, offset, shape, strides, fallback), tangent
 
 
 def _view_attrs(shape: tuple[int, ...], strides: tuple[int, ...]) -> dict:
@@ -335,9 +263,10 @@ def _view_attrs(shape: tuple[int, ...], strides: tuple[int, ...]) -> dict:
             "below": np.int64(below), "reach": np.int64(reach)}
 
 
-def _offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
+def kernel_offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
     """The offset operand: an int32 or int64 offset as it is (the handler clamps it in int64),
-    another integer clamped in its own width into the offsets that fit, then narrowed."""
+    another integer clamped in its own width into the offsets that fit, then narrowed to
+    ``offset_dtype`` (the index dtype)."""
     offset = jnp.asarray(layout.offset)
     if offset.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
         below = layout.low_reach
@@ -345,99 +274,43 @@ def _offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
     return offset
 
 
-def _write_ffi(storage, values, offset, shape, strides, mode, serial):
-    (storage, values, offset), kind = _alike(storage, values, offset)
+def ffi_write(storage: jax.Array, values: jax.Array, offset: jax.Array, shape: tuple[int, ...],
+              strides: tuple[int, ...], mode: str, serial: bool) -> jax.Array:
+    """``storage`` with ``values`` set or added through the view by the strided-write handler
+    (XLA:CPU only), in place where the storage's buffer is donated.
+
+    Args:
+      storage: 1-D array of ``n`` elements; ``supports_write(storage.dtype, mode)``.
+      values: the values, of shape ``shape`` and the storage's dtype.
+      offset: as for :func:`ffi_read`.
+      shape, strides: the non-empty view, spanning at most ``n`` elements.
+      mode: ``"set"`` or ``"add"``.
+      serial: whether elements of the view share slots: the handler then writes in
+        row-major order (the last element wins a ``"set"``, additions arrive in that order),
+        on one thread unless the view is overlapping windows (dims ``(count, length):(step,
+        1)``, ``0 < step < length``), which it splits by runs of storage slots.
+    Returns:
+      The new storage (aliased to ``storage``'s buffer: XLA copies it first unless donated)."""
+    (storage, values, offset), kind = alike(storage, values, offset)
     call = jax.ffi.ffi_call(WRITE_TARGET, jax.ShapeDtypeStruct(storage.shape, storage.dtype, **kind),
                             input_output_aliases={0: 0})
     return call(storage, values, offset, **_view_attrs(shape, strides),
                 mode=np.int64(_write_mode(storage.dtype, mode)), serial=serial)
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4, 5, 6, 7))
-def _write(storage, values, offset, shape, strides, mode, serial, fallback):
-    def xla(s, v, o):
-        return fallback(s, Layout(shape, strides, o), v)
-
-    def ffi(s, v, o):
-        return _write_ffi(s, v, o, shape, strides, mode, serial)
-
-    return _unbatched(functools.partial(_native_or_xla, ffi, xla), xla)(storage, values, offset)
-
-
-@_write.defjvp
-def _write_jvp(shape, strides, mode, serial, fallback, primals, tangents):
-    storage, values, offset = primals
-    t_storage, t_values, _ = tangents
-    _, tangent = jax.jvp(lambda s, v: fallback(s, Layout(shape, strides, offset), v),
-                         (storage, values), (t_storage, t_values))
-    return _write(storage, values, offset, shape, strides, mode, serial, fallback), tangent
-
-
-def write(storage: jax.Array, layout: Layout, values: jax.Array, mode: str, overlapping: bool,
-          fallback: Callable[[jax.Array, Layout, jax.Array], jax.Array], offset_dtype) -> jax.Array:
-    """``storage`` with ``values`` set or added through ``layout`` by the strided-write
-    handler on CPU, in place where the storage's buffer is donated.
-
-    Args:
-      storage: 1-D array of ``n`` elements; ``supports_write(storage.dtype, mode)``.
-      layout: a non-empty view spanning at most ``n`` elements; a traced offset is clamped
-        as :func:`read` clamps it.
-      values: the values, broadcastable to ``layout.shape``, of the storage's dtype.
-      mode: ``"set"`` or ``"add"``.
-      overlapping: whether elements of the view share slots: the handler then writes in
-        row-major order (the last element wins a ``"set"``, additions arrive in that order),
-        on one thread unless the view is overlapping windows (dims ``(count, length):(step,
-        1)``, ``0 < step < length``), which it splits by runs of storage slots.
-      fallback: ``fallback(storage, layout, values)``, the XLA write, for other platforms
-        and for the derivative.
-      offset_dtype: as for :func:`read`.
-    Returns:
-      The new storage (aliased to ``storage``'s buffer: XLA copies it first unless donated).
-    """
-    values = jnp.broadcast_to(values, layout.shape)
-    return _write(storage, values, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
-                  tuple(layout.strides), mode, overlapping, fallback)
-
-
-def read(storage: jax.Array, layout: Layout, fallback: Callable[[jax.Array, Layout], jax.Array],
-         offset_dtype) -> jax.Array:
-    """``out[i] = storage[layout(*i)]`` by the strided-copy handler on CPU.
-
-    Args:
-      storage: 1-D array of ``n`` elements whose dtype :func:`supports`.
-      layout: a non-empty view (strides and offset in elements) spanning at most ``n``
-        elements; a static offset is checked by the caller, a traced one is clamped into
-        ``[0, n - span - 1]`` at its lowest index (as ``lax.dynamic_slice`` clamps).
-      fallback: ``fallback(storage, layout)``, the XLA lowering, for other platforms and
-        for the derivative.
-      offset_dtype: the index dtype (int32, or int64 past int32) an offset that is not an
-        int32 or int64 array already is clamped and passed in (an int64 offset is not
-        narrowed, so that one past int32 clamps instead of wrapping).
-    Returns:
-      The dense row-major array of shape ``layout.shape`` and the storage's dtype.
-    """
-    return _read(storage, _offset(layout, storage.shape[0], offset_dtype), tuple(layout.shape),
-                 tuple(layout.strides), fallback)
-
-
-def read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array, shape: tuple[int, ...],
-                  fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array]) -> jax.Array:
+def ffi_read_operands(storage: jax.Array, strides: jax.Array, offset: jax.Array,
+                      shape: tuple[int, ...]) -> jax.Array:
     """The read with strides and offset as operands (outside ``jit``: one program per output
-    shape serves every layout of that shape), by the strided-copy handler on CPU.
+    shape serves every layout of that shape), by the strided-copy handler (XLA:CPU only).
 
     Args:
       storage: 1-D array whose dtype :func:`supports`; the view must lie in it (checked by
-        the caller: the offset is clamped at its lowest index as :func:`read` clamps it).
+        the caller: the offset is clamped at its lowest index as :func:`ffi_read` clamps it).
       strides: int32 or int64 array of ``len(shape)`` strides, in elements.
       offset: int32 or int64 scalar, in elements.
       shape: the view's shape (static), without a zero extent.
-      fallback: ``fallback(storage, strides, offset)``, the gather of the same elements, on
-        other platforms.
     Returns:
-      The dense row-major array of ``shape`` and the storage's dtype.
-    """
-    def ffi(s, t, o):
-        (s, o, t), kind = _alike(s, o, t)
-        return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, s.dtype, **kind))(s, o, t)
-
-    return _native_or_xla(ffi, fallback, storage, strides, offset)
+      The dense row-major array of ``shape`` and the storage's dtype."""
+    (storage, offset, strides), kind = alike(storage, offset, strides)
+    return jax.ffi.ffi_call(OPERANDS_TARGET, jax.ShapeDtypeStruct(shape, storage.dtype, **kind))(
+        storage, offset, strides)
