@@ -426,6 +426,13 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
     if is_traced(storage) or is_traced(layout.offset):
         out = _read_traced(storage, layout, plan, part, method)
         return _flatten(out, plan, part) if flat else out
+    if layout.is_empty:
+        # placed from the host: a program's empty output comes back with every device holding
+        # the whole (empty) shape, which an array sharded along a dim of extent > 0 refuses
+        # when it is read back (np.asarray), though its type is right
+        blocks = flat and plan.out_sharding.spec != P()  # as _flatten places 0 elements
+        sharding = part.sharding(P(part.axis)) if blocks else plan.out_sharding
+        return jax.device_put(np.zeros((0,) if flat else layout.shape, storage.dtype), sharding)
     return _program(layout, plan, part, method, flat)(storage)
 
 
