@@ -36,6 +36,7 @@ from ..core.errors import LayoutError, LayoutTypeError, OverlapError
 from ..core.layout import Layout, is_static_offset, is_traced
 from ..core.overlap import overlap as _overlap
 from ..lowering import refs as _refs
+from ..sharding import dispatch as _dispatch
 from . import torch_dtypes as td
 
 __all__ = ["InPlaceMethods", "ref_only"]
@@ -309,11 +310,39 @@ _JAX_REF_ERRORS = (
 )
 
 
+def _varying(value: Any) -> frozenset:
+    """The manual mesh axes ``value`` varies over inside ``jax.shard_map`` (empty elsewhere)."""
+    try:
+        aval = jax.typeof(value)
+    except TypeError:  # a Python number
+        return frozenset()
+    aval = getattr(aval, "inner_aval", aval)  # a ref's value
+    return frozenset(getattr(getattr(aval, "mat", None), "varying", ()))
+
+
+def _check_varying(op: str, x: Any, operands: tuple[Any, ...]) -> None:
+    """Inside ``jax.shard_map`` a ref holds one value per device only if its type says that it
+    varies over the manual axes (it was created from a varying value): a write of a value that
+    varies over an axis the ref does not is refused here, with the fix (JAX's own refusal names
+    a ``pvary`` the caller never wrote)."""
+    have = _varying(x.storage)
+    extra = frozenset().union(*(_varying(v) for v in jax.tree_util.tree_leaves(operands))) - have
+    if extra:
+        axes = tuple(sorted(extra, key=str))
+        raise LayoutError(
+            f"{op}: the value written varies over the manual mesh axes {axes} of jax.shard_map, but the "
+            f"jax.Ref (shape {tuple(x.storage.shape)}, view {x.layout}) does not vary over them (it was "
+            f"created from a value the same on every device, such as jnp.zeros): one ref cannot hold a "
+            f"value per device. Create the ref from a varying value, jax.new_ref(jax.lax.pcast(value, "
+            f"{axes!r}, to='varying')), or write a value that does not vary.")
+
+
 def _run(x: Any, op: str, update: _Update, operands: tuple[Any, ...], *, reads_old: bool = True) -> Any:
     """Apply ``update`` through ``x`` in place; JAX's refusals of a write into a ref under
     ``vmap`` or ``grad`` come back as ``LayoutError`` naming the view and the fix."""
+    _check_varying(op, x, operands)
     try:
-        _refs.update(x.storage, x.layout, update, operands, reads_old=reads_old)
+        _dispatch.update_ref(x.storage, x.layout, update, operands, reads_old=reads_old)
     except LayoutError:
         raise
     except Exception as err:

@@ -88,7 +88,7 @@ def _materialize(storage: jax.Array, layout: Layout) -> jax.Array:
     """``(*batch, *layout.shape)`` values of a possibly batched ``(*batch, N)`` storage."""
     _check_storage_rank(storage, layout)
     if _refs.is_ref(storage):  # the ref's current value, read without copying the storage
-        return _refs.read(storage, layout)
+        return dispatch.read_ref(storage, layout)
     check_operands("materialize", storage, layout, batch=True)
     if storage.ndim == 1:  # sharded across devices or not: the one dispatch decides
         return dispatch.materialize(storage, layout)
@@ -778,7 +778,7 @@ class StridedArray(InPlaceMethods):
         """This array over the storage left by writing ``src`` through ``layout`` (a view of
         this array's storage, with this array's batch axes)."""
         if _refs.is_ref(self.storage):  # functional: a new jax.Array from the ref's value; the ref is kept
-            whole = _refs.read(self.storage, Layout.contiguous(self.storage.shape))
+            whole = dispatch.read_ref(self.storage, Layout.contiguous(self.storage.shape))
             new = write(whole, layout, src, mode=mode, overlap=overlap, op=op)
             return StridedArray._wrap(new, self.layout)
         _check_storage_rank(self.storage, layout)

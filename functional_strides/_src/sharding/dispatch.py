@@ -24,13 +24,15 @@ from jax.sharding import PartitionSpec as P
 from ..core.errors import LayoutTypeError
 from ..core.layout import Layout, is_traced
 from ..lowering import reads as _reads
+from ..lowering import refs as _refs
 from ..lowering import writes as _writes
 from ..lowering.reads import check_operands
 from . import reads as _sharded_reads
+from . import refs as _sharded_refs
 from . import writes as _sharded_writes
 from .plans import partition, unknown_mesh, warn_unknown
 
-__all__ = ["contiguous", "is_sharded", "materialize", "placed_like_batch", "write"]
+__all__ = ["contiguous", "is_sharded", "materialize", "placed_like_batch", "read_ref", "update_ref", "write"]
 
 
 def is_sharded(storage: Any) -> bool:
@@ -226,3 +228,23 @@ def write(storage: jax.Array, layout: Layout, src: Any, *, mode: str = "set",
     if mesh is not None:
         warn_unknown(mesh, op)
     return _writes.write(storage, layout, src, mode=mode, overlap=overlap, op=op, method=method)
+
+
+def read_ref(ref: Any, layout: Layout) -> jax.Array:
+    """The values of ``layout`` in the 1-D ``jax.Ref`` ``ref`` now: by the sharded read where
+    its value lies across devices on an explicit mesh (:mod:`.refs`), else by the ref paths of
+    one device (:func:`functional_strides._src.lowering.refs.read`)."""
+    if _sharded_refs.is_sharded_ref(ref):
+        return _sharded_refs.read(ref, layout)
+    return _refs.read(ref, layout)
+
+
+def update_ref(ref: Any, layout: Layout, fn: Any, operands: tuple[Any, ...] = (), *,
+               reads_old: bool = True) -> None:
+    """``ref[layout] = fn(old, *operands)`` in place: by the sharded read and write where the
+    ref's value lies across devices on an explicit mesh (:mod:`.refs`), else by the ref paths
+    of one device (:func:`functional_strides._src.lowering.refs.update`)."""
+    if _sharded_refs.is_sharded_ref(ref):
+        _sharded_refs.update(ref, layout, fn, operands, reads_old=reads_old)
+    else:
+        _refs.update(ref, layout, fn, operands, reads_old=reads_old)

@@ -210,15 +210,19 @@ def _dim_spec(dim: int | None, part: Partition) -> Any:
 
 
 def _default_dim(layout: Layout, part: Partition) -> int | None:
+    # an extent of 0 splits too (0 elements per device), as JAX shards it: an empty view is
+    # typed as its non-empty neighbours are, so that concatenating them type-checks
     for d, extent in enumerate(layout.shape):
-        if extent and extent % part.devices == 0:
+        if extent % part.devices == 0:
             return d
     return None
 
 
 def default_out_sharding(layout: Layout, part: Partition) -> NamedSharding:
     """The view's output sharded over the storage's mesh axis along its outermost dim whose
-    extent the device count divides; replicated when no dim's does (JAX shards evenly).
+    extent the device count divides; replicated when no dim's does (JAX shards evenly). An
+    extent of 0 counts as divided (as in JAX, an empty dim splits into empty blocks), so an
+    empty view is typed as a non-empty neighbour it is concatenated with.
 
     Args:
       layout: the view read (its shape decides; extents in elements).
@@ -237,6 +241,8 @@ def default_out_sharding(layout: Layout, part: Partition) -> NamedSharding:
       P(None, 'x')
       >>> default_out_sharding(Layout((3, 5), (5, 1)), part).spec          # no dim splits in 8
       P()
+      >>> default_out_sharding(Layout((1, 4, 0), (4, 1, 1)), part).spec    # 8 divides 0
+      P(None, None, 'x')
 
     Semantics: ``jax.sharding.NamedSharding`` (an even split, as JAX requires of a
     sharded output dim)."""
@@ -590,7 +596,7 @@ def read_plan(layout: Layout, n: int, part: Partition, out_sharding: Any = None,
     if flat and dim is not None and dim > 0:
         flat = False  # values sharded along an inner dim: flattened afterwards
     if layout.is_empty or layout.ndim == 0:
-        spec = _dim_spec(dim, part) if dim is not None and not layout.is_empty else P()
+        spec = _dim_spec(dim, part)
         return ShardedRead("partitioner", dim, _none(part), _none(part), block,
                            out_sharding or part.sharding(spec), flat=flat and spec != P())
     if flat:

@@ -201,14 +201,29 @@ def _partitioned(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Pa
             "structured" if xla_read_plan(layout) == "structured" else "gather")
     spec = plan.out_sharding.spec
 
-    def run(s: jax.Array) -> jax.Array:
-        out = materialize(s, layout, method=method)
+    def run(lay: Layout, s: jax.Array) -> jax.Array:
+        out = materialize(s, lay, method=method)
         out = out.reshape(-1) if plan.flat else out
         return lax.with_sharding_constraint(out, spec if part.explicit else plan.out_sharding)
 
     if part.explicit:  # the axes turn Auto inside: the partitioner places the output
-        return cast(Any, jax.sharding.auto_axes)(run, out_sharding=plan.out_sharding)(storage)
-    return run(storage)
+        return _in_auto_axes(run, layout, plan.out_sharding, storage)
+    return run(layout, storage)
+
+
+def _in_auto_axes(run: Any, layout: Layout, out_sharding: NamedSharding, *args: Any) -> jax.Array:
+    """``run(layout, *args)`` under ``jax.sharding.auto_axes`` (the mesh's axes Auto inside),
+    its output typed ``out_sharding``. A traced offset goes in as an argument, so that it
+    is cast to the Auto mesh with the others: captured from outside it keeps its explicit
+    type, and the first op on it inside fails JAX's check that the meshes match."""
+    wrap = cast(Any, jax.sharding.auto_axes)
+    if not is_traced(layout.offset):
+        return wrap(lambda *a: run(layout, *a), out_sharding=out_sharding)(*args)
+
+    def inner(offset: jax.Array, *a: Any) -> jax.Array:
+        return run(Layout(layout.shape, layout.strides, offset), *a)
+
+    return wrap(inner, out_sharding=out_sharding)(jnp.asarray(layout.offset), *args)
 
 
 def _read_traced(storage: jax.Array, layout: Layout, plan: ShardedRead, part: Partition,
@@ -411,6 +426,13 @@ def read(storage: Any, layout: Layout, out_sharding: Any = None, *, flat: bool =
     if is_traced(storage) or is_traced(layout.offset):
         out = _read_traced(storage, layout, plan, part, method)
         return _flatten(out, plan, part) if flat else out
+    if layout.is_empty:
+        # placed from the host: a program's empty output comes back with every device holding
+        # the whole (empty) shape, which an array sharded along a dim of extent > 0 refuses
+        # when it is read back (np.asarray), though its type is right
+        blocks = flat and plan.out_sharding.spec != P()  # as _flatten places 0 elements
+        sharding = part.sharding(P(part.axis)) if blocks else plan.out_sharding
+        return jax.device_put(np.zeros((0,) if flat else layout.shape, storage.dtype), sharding)
     return _program(layout, plan, part, method, flat)(storage)
 
 

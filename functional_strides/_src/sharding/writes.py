@@ -18,7 +18,7 @@ single-device write, partitioned by XLA (under ``jax.sharding.auto_axes`` on an 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,7 +38,17 @@ from ..lowering.writes import WRITES, check_src, xla_write_plan
 from ..lowering.writes import write as _write
 from ..native import copy_kernel as _copy_kernel
 from .plans import Partition, ShardedRead, partition, write_plan
-from .reads import _clamped_offset, _part_layout, _read_traced, _static, _to, _transfer, _window, check_bounds
+from .reads import (
+    _clamped_offset,
+    _in_auto_axes,
+    _part_layout,
+    _read_traced,
+    _static,
+    _to,
+    _transfer,
+    _window,
+    check_bounds,
+)
 
 __all__ = ["write", "write_program"]
 
@@ -180,13 +190,12 @@ def _partitioned(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRead
     if method == "auto" and not layout.is_empty:  # XLA's own ops: a custom call would gather the storage
         method = xla_write_plan(layout, storage.shape[0], mode)
 
-    def run(s: jax.Array, v: Any) -> jax.Array:
-        return _write(s, layout, v, mode=mode, overlap=overlap, op=op, method=method)
+    def run(lay: Layout, s: jax.Array, v: Any) -> jax.Array:
+        return _write(s, lay, v, mode=mode, overlap=overlap, op=op, method=method)
 
     if part.explicit:  # the axes turn Auto inside: the partitioner places the scatter
-        auto_axes = cast(Any, jax.sharding.auto_axes)
-        return auto_axes(run, out_sharding=plan.out_sharding)(storage, jnp.asarray(src))
-    return lax.with_sharding_constraint(run(storage, src), plan.out_sharding)
+        return _in_auto_axes(run, layout, plan.out_sharding, storage, jnp.asarray(src))
+    return lax.with_sharding_constraint(run(layout, storage, src), plan.out_sharding)
 
 
 def _inverse_write(storage: jax.Array, layout: Layout, src: Any, plan: ShardedRead, part: Partition,
