@@ -23,6 +23,7 @@ these methods are absent: ``AttributeError`` names the functional ``x.at[idx]`` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,20 @@ def ref_only(method: Callable[..., Any]) -> Any:
     ``jax.Array`` reading it raises ``AttributeError``, and the class's ``__getattr__`` then
     answers with the functional spelling (``x.at[idx]``) and ``fs.from_ref``."""
     return _RefOnly(method)
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run holding its ref's lock when called eagerly
+    (:func:`functional_strides._src.lowering.refs.eager_lock`): an in-place method's reads of
+    operands that are views of the same ref and its write happen together, whichever threads
+    call methods on the ref at the same time."""
+
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _refs.eager_lock(self.storage):
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class _RefOnly:
@@ -371,6 +386,7 @@ class InPlaceMethods:
 
     # -- set ------------------------------------------------------------------------------
     @ref_only
+    @_atomic
     def copy_(self, src: Any) -> Any:
         """Write ``src`` into this view of a ``jax.Ref``, in place; returns ``self``.
 
@@ -435,6 +451,7 @@ class InPlaceMethods:
         Semantics: ``torch.Tensor.fill_``."""
         return self._fill("fill_", value)
 
+    @_atomic
     def _fill(self, op: str, value: Any) -> Any:
         _check_written(self, op)
         arg = _arg(op, "value", value)
@@ -465,6 +482,7 @@ class InPlaceMethods:
         Semantics: ``torch.Tensor.zero_``."""
         return self._fill("zero_", 0)
 
+    @_atomic
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: write ``value`` through the view ``x[key]`` of a ``jax.Ref``, in place.
 
@@ -615,6 +633,7 @@ class InPlaceMethods:
         return self._arith(op, "div", other, None, rounding_mode=rounding_mode)
 
     @ref_only
+    @_atomic
     def clamp_(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - PyTorch's names
         """Clamp this view of a ``jax.Ref`` into ``[min, max]``, in place; returns ``self``.
 
@@ -677,6 +696,7 @@ class InPlaceMethods:
         values = tuple(_operand_values(a, ct, op) for _, a in args)
         return _run(self, op, _Update("clamp", ct.name, extra), values)
 
+    @_atomic
     def _arith(self, op: str, kind: str, other: Any, alpha: Any, *, rounding_mode: str | None = None) -> Any:
         _check_written(self, op)
         arg = _arg(op, "other", other)
