@@ -721,18 +721,102 @@ class InPlaceMethods:
 
     # -- augmented operators: in place on ref-backed arrays, else the binary operator -------------
     def __iadd__(self, other: Any) -> Any:
+        """``x += other``: ``x.add_(other)`` on a view of a ``jax.Ref`` (``x`` stays the view).
+
+        Args:
+          other: as ``add_``'s.
+        Returns:
+          ``self``, written in place; on an array over a ``jax.Array``, ``NotImplemented``:
+          Python then binds ``x`` to ``x + other``, a new ``jax.Array``, as for a ``jax.Array``.
+        Raises:
+          OverlapError / LayoutError: as ``add_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.zeros(4)))
+          >>> v = x[1::2]
+          >>> v += 1.0
+          >>> v.shape, x.tolist()
+          ((2,), [0.0, 1.0, 0.0, 1.0])
+
+        ``%= **= &= |= ^= <<= >>= @=`` on a view of a ref raise ``LayoutError`` (compute the
+        values and ``copy_`` them); on other arrays they compute a new ``jax.Array``.
+
+        Semantics: ``torch.Tensor.__iadd__``."""
         return self.add_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __isub__(self, other: Any) -> Any:
+        """``x -= other``: ``x.sub_(other)`` on a view of a ``jax.Ref``; otherwise as ``+=``
+        (:meth:`__iadd__`).
+
+        Args:
+          other: as ``sub_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``sub_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.ones(3)))
+          >>> x -= jnp.array([1.0, 2.0, 3.0])
+          >>> x.tolist()
+          [0.0, -1.0, -2.0]
+
+        Semantics: ``torch.Tensor.__isub__``."""
         return self.sub_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __imul__(self, other: Any) -> Any:
+        """``x *= other``: ``x.mul_(other)`` on a view of a ``jax.Ref``; otherwise as ``+=``
+        (:meth:`__iadd__`).
+
+        Args:
+          other: as ``mul_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``mul_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.arange(4.0)))
+          >>> x *= 2
+          >>> x.tolist()
+          [0.0, 2.0, 4.0, 6.0]
+
+        Semantics: ``torch.Tensor.__imul__``."""
         return self.mul_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __itruediv__(self, other: Any) -> Any:
+        """``x /= other``: ``x.div_(other)`` on a view of a ``jax.Ref`` (true division: an
+        integer view is refused, as PyTorch refuses it); otherwise as ``+=`` (:meth:`__iadd__`).
+
+        Args:
+          other: as ``div_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``div_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.arange(3.0)))
+          >>> x /= 2
+          >>> x.tolist()
+          [0.0, 0.5, 1.0]
+
+        Semantics: ``torch.Tensor.__itruediv__``."""
         return self.div_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __ifloordiv__(self, other: Any) -> Any:
+        """``x //= other``: ``x.div_(other, rounding_mode="floor")`` on a view of a
+        ``jax.Ref``; otherwise as ``+=`` (:meth:`__iadd__`).
+
+        Args:
+          other: as ``div_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``div_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.array([-7, 7])))
+          >>> x //= 2
+          >>> x.tolist()
+          [-4, 3]
+
+        Semantics: ``torch.Tensor.__ifloordiv__``."""
         return self.div_(other, rounding_mode="floor") if _refs.is_ref(self.storage) else NotImplemented
 
 
