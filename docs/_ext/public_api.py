@@ -24,8 +24,10 @@ PACKAGE = "functional_strides"
 FRONT_ENDS = ("views", "numpy", "cute", "ascend", "sharded", "oracle", "testing")
 #: Classes whose members get a page each (the rest are documented on their class's page).
 MEMBER_PAGES = ("StridedArray",)
-#: Special methods that are part of a class's public surface (indexing, item assignment, calling).
-PUBLIC_SPECIALS = ("__getitem__", "__setitem__", "__call__")
+#: Special methods that are part of a class's public surface (indexing, item assignment, calling,
+#: and the augmented operators that write in place through a view of a ref).
+PUBLIC_SPECIALS = ("__getitem__", "__setitem__", "__call__",
+                   "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__")
 
 
 @dataclasses.dataclass(frozen=True)

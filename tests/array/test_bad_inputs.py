@@ -2,8 +2,9 @@
 written through a ref's in-place methods or imported without 64-bit types; ``None`` where an
 array belongs; plans asked of a ``StridedArray``; non-numeric dtype views; per-item offsets
 without a batch; shape-polymorphic exports; traced extents; negative ``as_strided`` strides; the
-command line's output folder; and ``x[True]``/``x[False]``, accepted as PyTorch and NumPy
-accept them."""
+command line's output folder; ``x[True]``/``x[False]``, accepted as PyTorch and NumPy
+accept them; and two views of one ``jax.Ref`` passed to ``jax.jit``, JAX's error, with the
+documented fix."""
 
 from __future__ import annotations
 
@@ -201,3 +202,33 @@ def test_a_bool_index_has_pytorchs_strides(name):
         assert (got.shape, got.stride(), got.storage_offset()) == (tuple(want.shape), want.stride(),
                                                                    want.storage_offset())
         np.testing.assert_array_equal(np.asarray(got), want.numpy())
+
+
+# -- two views of one ref as arguments of jit ------------------------------------------------------
+def test_two_views_of_one_ref_passed_to_jit_are_jax_s_error_and_the_fix_works():
+    """docs/errors.md: JAX refuses two references to one ref among a jitted function's
+    arguments before tracing it (the library's flatten sees one view at a time); passing the
+    ref once and building the views inside works, and so does closing over the views."""
+    x = fs.from_ref(jax.new_ref(jnp.zeros(8)))
+    traced = []
+
+    def f(a, b):
+        traced.append(1)
+        a.add_(1.0)
+        b.add_(2.0)
+
+    message = re.escape("only one reference to a mutable array may be passed as an argument to a function")
+    with pytest.raises(ValueError, match=message) as info:
+        jax.jit(f)(x[:4], x[4:])
+    assert not isinstance(info.value, LayoutError) and "a.storage" in str(info.value)
+    with pytest.raises(ValueError, match=message):  # a view and its ref
+        jax.jit(lambda v, r: v.add_(1.0) and None)(x[::2], x.storage)
+    assert traced == [] and x.tolist() == [0.0] * 8  # never traced, nothing written
+
+    jax.jit(lambda v: f(v[:4], v[4:]))(x)  # the fix: the ref once, the views built inside
+    assert x.tolist() == [1.0] * 4 + [2.0] * 4
+    jax.jit(lambda r: f(fs.from_ref(r)[::2], fs.from_ref(r)[1::2]))(x.storage)
+    assert x.tolist() == [2.0, 3.0] * 2 + [3.0, 4.0] * 2
+    a, b = x[:4], x[4:]
+    jax.jit(lambda: f(a, b))()  # views closed over, not passed
+    assert x.tolist() == [3.0, 4.0] * 2 + [5.0, 6.0] * 2

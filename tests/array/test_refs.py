@@ -7,13 +7,17 @@ documented difference (every view that overlaps itself is refused here, where Py
 only stride-0 dims). Then PyTorch's dtype rules on a grid of dtypes and operands, the overlap
 refusals, reads, ``.at[]`` (unchanged: functional), the methods' absence on arrays over a
 ``jax.Array``, writes inside JAX programs (``jit``, ``fori_loop``, ``scan``: in place, memory
-bounded by the window, no retrace), ``grad`` and ``vmap``, and the KV-cache decode loop.
+bounded by the window, no retrace), ``grad`` and ``vmap``, the KV-cache decode loop, and eager
+writes and reads of one ref from several threads.
 """
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
 import warnings
+import weakref
 from typing import Any
 
 import chex
@@ -829,3 +833,109 @@ def test_kv_cache_decode_loop():
     m = jax.jit(decode).lower(cache, ks).compile().memory_analysis()
     assert m.alias_size_in_bytes == 4 * ref.shape[0]
     assert m.temp_size_in_bytes <= _bound(layers * heads * dim) + ks.size * 4
+
+
+# -- threads ------------------------------------------------------------------------------------------
+def _in_threads(work: Any, n: int) -> list[BaseException]:
+    """Run ``work(i)`` in ``n`` threads started together; the exceptions they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            work(i)
+        except BaseException as err:  # noqa: BLE001 - reported by the test
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    return errors
+
+
+def test_eager_writes_from_several_threads_all_land():
+    """4 threads x 100 ``add_(1)``, each thread through its own view of the whole ref (as is,
+    transposed, reversed, strided by rows): every add lands, as in PyTorch (docs/inplace.md,
+    "Threads")."""
+    x = fs.from_ref(jax.new_ref(jnp.zeros(16)))
+    views = [x, x.view(4, 4).t(), x.flip(0), x.view(2, 8)[:, ::2]]
+    lowering_refs.clear_compiled()  # the threads also compile the programs at the same time
+
+    def work(i: int) -> None:
+        for _ in range(100):
+            views[i].add_(1)
+
+    assert _in_threads(work, 4) == []
+    expected = np.full(16, 300.0, np.float32)
+    expected[np.arange(16).reshape(2, 8)[:, ::2].reshape(-1)] += 100
+    np.testing.assert_array_equal(_storage(x), expected)
+    y = fs.from_ref(jax.new_ref(jnp.zeros(16)))
+    assert _in_threads(lambda i: [y.view(4, 4)[i % 2:].add_(1) for _ in range(100)], 4) == []
+    np.testing.assert_array_equal(_storage(y), np.repeat([200.0, 400.0], [4, 12]))
+    z = fs.from_ref(jax.new_ref(jnp.zeros(16)))
+    assert _in_threads(lambda i: [z.add_(1) for _ in range(100)], 4) == []
+    np.testing.assert_array_equal(_storage(z), np.full(16, 400.0, np.float32))
+
+
+def test_eager_reads_from_other_threads_see_whole_writes():
+    """Readers of one ref (a strided read, the contiguous view, an operand read by another
+    method) while writers add to it: no error, each read sees all or none of a write (every
+    element equal), and the values never go back."""
+    x = fs.from_ref(jax.new_ref(jnp.zeros(16)))
+    out = fs.from_ref(jax.new_ref(jnp.zeros(16)))
+    seen: list[list[float]] = [[], []]
+
+    def work(i: int) -> None:
+        for _ in range(60):
+            if i < 2:
+                x.view(4, 4).flip(1).add_(1)  # a write through a reversed view
+            elif i == 2:
+                seen[0].append(np.unique(np.asarray(x.view(4, 4).t())).tolist())
+                seen[1].append(np.unique(x.tolist()).tolist())
+            else:
+                out.copy_(x.flip(0))  # x read as copy_'s operand
+                assert len(np.unique(np.asarray(out))) == 1
+
+    assert _in_threads(work, 4) == []
+    assert all(len(values) == 1 for values in seen[0] + seen[1])
+    for reads in seen:
+        assert [v[0] for v in reads] == sorted(v[0] for v in reads)
+    assert x.tolist() == [120.0] * 16
+
+
+def test_an_operand_view_of_the_same_ref_is_read_with_the_write():
+    """``x[:8].add_(x[8:])`` reads its operand and writes holding the ref's lock: two threads
+    doubling the ref through it never lose a step."""
+    x = fs.from_ref(jax.new_ref(jnp.ones(16)))
+    assert _in_threads(lambda i: [x.add_(x) for _ in range(10)], 2) == []
+    assert x.tolist() == [2.0**20] * 16
+
+
+def test_the_lock_goes_with_its_ref():
+    ref = jax.new_ref(jnp.zeros(4))
+    lock = lowering_refs.ref_lock(ref)
+    assert lowering_refs.ref_lock(ref) is lock
+    assert lowering_refs.ref_lock(jax.new_ref(jnp.zeros(4))) is not lock
+    fs.from_ref(ref)[1:].add_(1)
+    alive = weakref.ref(lock)
+    del ref, lock
+    gc.collect()
+    assert alive() is None
+
+
+def test_the_compiled_programs_can_be_cleared_while_threads_write():
+    x = fs.from_ref(jax.new_ref(jnp.zeros(8)))
+
+    def work(i: int) -> None:
+        for _ in range(30):
+            if i == 0:
+                fs.clear_caches()
+            else:
+                x[i - 1::2].add_(1)
+
+    assert _in_threads(work, 3) == []
+    assert x.tolist() == [30.0] * 8

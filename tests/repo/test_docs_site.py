@@ -89,7 +89,8 @@ def test_api_pages_are_titled_and_documented_by_public_names(tmp_path):
 
 def test_every_public_member_of_strided_array_has_a_page_inherited_ones_included(tmp_path):
     """The in-place methods live on a mixin (and, on arrays over a ``jax.Array``, are absent):
-    each still gets a page, as do ``x[i] = v`` and every other public name ``dir()`` shows."""
+    each still gets a page, as do ``x[i] = v``, the augmented operators that write in place
+    (``+= -= *= /= //=``) and every other public name ``dir()`` shows."""
     import functional_strides as fs
 
     api_pages, public_api = _ext("api_pages"), _ext("public_api")
@@ -97,13 +98,15 @@ def test_every_public_member_of_strided_array_has_a_page_inherited_ones_included
     public = {n for n in dir(fs.StridedArray) if not n.startswith("_") or n in public_api.PUBLIC_SPECIALS}
     assert {f"functional_strides.StridedArray.{n}" for n in public} <= names
     inherited = {n for n in public if n not in vars(fs.StridedArray)}
-    assert {"copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "__setitem__"} <= inherited
+    assert {"copy_", "fill_", "zero_", "add_", "sub_", "mul_", "div_", "clamp_", "__setitem__", "__iadd__",
+            "__isub__", "__imul__", "__itruediv__", "__ifloordiv__"} <= inherited
     for name in sorted(inherited):
         text = (tmp_path / "_autosummary" / f"functional_strides.StridedArray.{name}.rst").read_text()
         assert f".. automethod:: StridedArray.{name}" in text
         assert getattr(fs.StridedArray, name).__doc__, name
     cls = (tmp_path / "_autosummary" / "functional_strides.StridedArray.rst").read_text()
     assert "      ~StridedArray.copy_" in cls and "      ~StridedArray.__setitem__" in cls
+    assert "      ~StridedArray.__iadd__" in cls and "      ~StridedArray.__ifloordiv__" in cls
 
 
 def test_raises_sections_that_name_no_exception_become_prose():

@@ -1,9 +1,12 @@
 """The multi-device facts of ``docs/sharding.md``: every row of its two tables (what each view
 costs in collectives and bytes, the plan and the sharding type) is run on 8 simulated CPU
-devices, in a subprocess, and checked against the compiled HLO and the oracle."""
+devices, in a subprocess, and checked against the compiled HLO and the oracle; and its
+two-process example (``docs/examples/two_process.py``) runs as a reader runs it."""
 
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 from _devices import REPO, run
@@ -107,3 +110,22 @@ def test_the_writes_table_holds_on_8_devices():
     writes = [(_code(r[0]), r[1], _collectives(r[2])) for r in _table("writes")]
     out = run(f"import re\nREADS = []\nWRITES = {writes!r}\n" + SCRIPT)
     assert out.strip().endswith("OK") and out.count("write ") == len(writes), out
+
+
+EXAMPLE = os.path.join(REPO, "docs", "examples", "two_process.py")
+
+
+def test_the_two_process_example_runs_and_each_process_checks_its_shards():
+    """``python docs/examples/two_process.py``: two processes under ``jax.distributed`` on
+    localhost (a free port, 4 CPU devices each, gloo), both exit 0 having checked their 4
+    shards of the transposed window against NumPy; the page includes the file itself."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, EXAMPLE], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=150)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for pid in range(2):
+        assert f"--- process {pid} exited with status 0" in proc.stdout, proc.stdout
+        assert f"process {pid}: OK, 4 shards of (24, 48) checked" in proc.stdout, proc.stdout
+    with open(DOC, encoding="utf-8") as f:
+        assert "```{literalinclude} examples/two_process.py" in f.read()

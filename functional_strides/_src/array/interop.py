@@ -34,6 +34,7 @@ import numpy as np
 
 from ..core.errors import LayoutError, LayoutTypeError
 from ..core.layout import Layout, is_traced
+from ..lowering import refs as _refs
 from ..native.process import check_not_forked
 from .strided import StridedArray, from_array, refuse_wrapping_import
 
@@ -230,7 +231,11 @@ def to_torch(x: Any, /) -> Any:
         raise LayoutError(f"to_torch: PyTorch has no negative strides (layout {x.layout}); export "
                           "x.contiguous(), or read the values with torch.from_dlpack(x).")
     # a writable copy (torch.from_numpy refuses read-only arrays); of a jax.Ref, its value now
-    storage = np.array(x.storage[...] if isinstance(x.storage, jax.Ref) else x.storage)
+    if isinstance(x.storage, jax.Ref):
+        with _refs.eager_lock(x.storage):  # not while another thread's eager write swaps its buffer
+            storage = np.array(x.storage[...])
+    else:
+        storage = np.array(x.storage)
     bits = _BITS_OF.get(storage.dtype)
     if bits is not None:
         target = getattr(torch, storage.dtype.name, None)

@@ -23,6 +23,7 @@ these methods are absent: ``AttributeError`` names the functional ``x.at[idx]`` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,20 @@ def ref_only(method: Callable[..., Any]) -> Any:
     ``jax.Array`` reading it raises ``AttributeError``, and the class's ``__getattr__`` then
     answers with the functional spelling (``x.at[idx]``) and ``fs.from_ref``."""
     return _RefOnly(method)
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` run holding its ref's lock when called eagerly
+    (:func:`functional_strides._src.lowering.refs.eager_lock`): an in-place method's reads of
+    operands that are views of the same ref and its write happen together, whichever threads
+    call methods on the ref at the same time."""
+
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _refs.eager_lock(self.storage):
+            return method(self, *args, **kwargs)
+
+    return locked
 
 
 class _RefOnly:
@@ -400,6 +415,7 @@ class InPlaceMethods:
 
     # -- set ------------------------------------------------------------------------------
     @ref_only
+    @_atomic
     def copy_(self, src: Any) -> Any:
         """Write ``src`` into this view of a ``jax.Ref``, in place; returns ``self``.
 
@@ -464,6 +480,7 @@ class InPlaceMethods:
         Semantics: ``torch.Tensor.fill_``."""
         return self._fill("fill_", value)
 
+    @_atomic
     def _fill(self, op: str, value: Any) -> Any:
         _check_written(self, op)
         arg = _arg(op, "value", value)
@@ -494,6 +511,7 @@ class InPlaceMethods:
         Semantics: ``torch.Tensor.zero_``."""
         return self._fill("zero_", 0)
 
+    @_atomic
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``: write ``value`` through the view ``x[key]`` of a ``jax.Ref``, in place.
 
@@ -644,6 +662,7 @@ class InPlaceMethods:
         return self._arith(op, "div", other, None, rounding_mode=rounding_mode)
 
     @ref_only
+    @_atomic
     def clamp_(self, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - PyTorch's names
         """Clamp this view of a ``jax.Ref`` into ``[min, max]``, in place; returns ``self``.
 
@@ -706,6 +725,7 @@ class InPlaceMethods:
         values = tuple(_operand_values(a, ct, op) for _, a in args)
         return _run(self, op, _Update("clamp", ct.name, extra), values)
 
+    @_atomic
     def _arith(self, op: str, kind: str, other: Any, alpha: Any, *, rounding_mode: str | None = None) -> Any:
         _check_written(self, op)
         arg = _arg(op, "other", other)
@@ -730,18 +750,102 @@ class InPlaceMethods:
 
     # -- augmented operators: in place on ref-backed arrays, else the binary operator -------------
     def __iadd__(self, other: Any) -> Any:
+        """``x += other``: ``x.add_(other)`` on a view of a ``jax.Ref`` (``x`` stays the view).
+
+        Args:
+          other: as ``add_``'s.
+        Returns:
+          ``self``, written in place; on an array over a ``jax.Array``, ``NotImplemented``:
+          Python then binds ``x`` to ``x + other``, a new ``jax.Array``, as for a ``jax.Array``.
+        Raises:
+          OverlapError / LayoutError: as ``add_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.zeros(4)))
+          >>> v = x[1::2]
+          >>> v += 1.0
+          >>> v.shape, x.tolist()
+          ((2,), [0.0, 1.0, 0.0, 1.0])
+
+        ``%= **= &= |= ^= <<= >>= @=`` on a view of a ref raise ``LayoutError`` (compute the
+        values and ``copy_`` them); on other arrays they compute a new ``jax.Array``.
+
+        Semantics: ``torch.Tensor.__iadd__``."""
         return self.add_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __isub__(self, other: Any) -> Any:
+        """``x -= other``: ``x.sub_(other)`` on a view of a ``jax.Ref``; otherwise as ``+=``
+        (:meth:`__iadd__`).
+
+        Args:
+          other: as ``sub_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``sub_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.ones(3)))
+          >>> x -= jnp.array([1.0, 2.0, 3.0])
+          >>> x.tolist()
+          [0.0, -1.0, -2.0]
+
+        Semantics: ``torch.Tensor.__isub__``."""
         return self.sub_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __imul__(self, other: Any) -> Any:
+        """``x *= other``: ``x.mul_(other)`` on a view of a ``jax.Ref``; otherwise as ``+=``
+        (:meth:`__iadd__`).
+
+        Args:
+          other: as ``mul_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``mul_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.arange(4.0)))
+          >>> x *= 2
+          >>> x.tolist()
+          [0.0, 2.0, 4.0, 6.0]
+
+        Semantics: ``torch.Tensor.__imul__``."""
         return self.mul_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __itruediv__(self, other: Any) -> Any:
+        """``x /= other``: ``x.div_(other)`` on a view of a ``jax.Ref`` (true division: an
+        integer view is refused, as PyTorch refuses it); otherwise as ``+=`` (:meth:`__iadd__`).
+
+        Args:
+          other: as ``div_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``div_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.arange(3.0)))
+          >>> x /= 2
+          >>> x.tolist()
+          [0.0, 0.5, 1.0]
+
+        Semantics: ``torch.Tensor.__itruediv__``."""
         return self.div_(other) if _refs.is_ref(self.storage) else NotImplemented
 
     def __ifloordiv__(self, other: Any) -> Any:
+        """``x //= other``: ``x.div_(other, rounding_mode="floor")`` on a view of a
+        ``jax.Ref``; otherwise as ``+=`` (:meth:`__iadd__`).
+
+        Args:
+          other: as ``div_``'s.
+        Returns:
+          ``self``, written in place (or ``NotImplemented``, as for ``+=``).
+        Raises:
+          OverlapError / LayoutError: as ``div_``.
+        Example:
+          >>> x = fs.from_ref(jax.new_ref(jnp.array([-7, 7])))
+          >>> x //= 2
+          >>> x.tolist()
+          [-4, 3]
+
+        Semantics: ``torch.Tensor.__ifloordiv__``."""
         return self.div_(other, rounding_mode="floor") if _refs.is_ref(self.storage) else NotImplemented
 
 

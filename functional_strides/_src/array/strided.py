@@ -249,8 +249,9 @@ class StridedArray(InPlaceMethods):
     (a scalar, a NumPy or JAX array, another ``StridedArray``) is on; ``==`` is elementwise,
     so a ``StridedArray`` is unhashable. Every other ``torch.Tensor`` method (``sum``,
     ``float``, ``to``, ``add_``, ...) raises ``AttributeError`` naming the JAX way, but for
-    PyTorch's in-place methods over a ``jax.Ref`` (:func:`from_ref`: ``copy_``, ``add_``,
-    ``x[idx] = v``, ``+=``, ...), which write in place.
+    PyTorch's in-place methods over a ``jax.Ref`` (:func:`from_ref`: ``copy_``, ``fill_``,
+    ``zero_``, ``add_``, ``sub_``, ``mul_``, ``div_``, ``clamp_``, ``x[idx] = v`` and ``+= -= *=
+    /= //=``), which write in place.
 
     Example:
       >>> x = StridedArray(jnp.arange(6.0), Layout((2, 2), (1, 3)))

@@ -37,13 +37,21 @@ Outside a trace (eager use) :func:`update` and :func:`read` call a program compi
 (shape, strides, storage size and dtype, update): the ref and the offset are its arguments,
 so a new offset costs no compile (the plan is that of a traced offset), and the program
 updates the ref in place. (An eager ``ref[idx] = v`` of JAX dispatches a program that returns
-the old value: a copy of the storage per write.)
+the old value: a copy of the storage per write.) Such a program takes the ref's buffer and
+gives the ref a new one, so two of them on one ref at once, from two threads, would find the
+buffer gone ("Array has been deleted"): every eager program on a ref runs holding the ref's
+lock (:func:`ref_lock`, one reentrant lock per ref, held weakly), so that calls from several
+threads run one at a time, in some order, and none is lost. The cache of compiled programs
+takes its own lock; compiling happens outside it.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -62,7 +70,8 @@ from ..native import copy_kernel as _copy_kernel
 from . import reads as _reads
 from . import writes as _writes
 
-__all__ = ["PLANS", "clear_compiled", "is_ref", "plan", "read", "read_value", "update", "write_value"]
+__all__ = ["PLANS", "clear_compiled", "eager_lock", "is_ref", "plan", "read", "read_value", "ref_lock",
+           "update", "write_value"]
 
 #: The paths a write through a view of a ref may take (see the module docstring).
 PLANS = ("empty", "slice", "strided_copy", "row_scatter", "structured", "scatter")
@@ -244,28 +253,65 @@ def _offset_operand(layout: Layout, n: int) -> np.ndarray:
 #: which its C++ fast path does not serve.
 COMPILED_CACHE_SIZE = 256
 _COMPILED: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+_COMPILED_LOCK = threading.Lock()  # guards _COMPILED; never held while compiling nor running
+
+_LOCKS: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()  # guards _LOCKS
+
+
+def ref_lock(ref: Any) -> threading.RLock:
+    """The lock of the concrete ``jax.Ref`` ``ref``: every eager read and write of the library
+    through a view of it runs holding it. One reentrant lock per ref, made at its first use
+    and held weakly (it goes with the ref).
+
+    An eager program on a ref takes its buffer and hands the ref a new one, so two at once
+    from two threads would find the buffer gone (``RuntimeError: Array has been deleted``);
+    under the lock they run one at a time, in the order the threads take it.
+
+    Example:
+      >>> r = jax.new_ref(jnp.zeros(3))
+      >>> ref_lock(r) is ref_lock(r)
+      True"""
+    with _LOCKS_LOCK:
+        lock = _LOCKS.get(ref)
+        if lock is None:
+            lock = _LOCKS[ref] = threading.RLock()
+    return lock
+
+
+def eager_lock(ref: Any) -> contextlib.AbstractContextManager[Any]:
+    """:func:`ref_lock` of ``ref`` where the library is about to run eager programs on it (a
+    concrete ref, no trace active), else a context that holds nothing: inside a trace the
+    reads and writes are staged into the caller's program, which JAX runs."""
+    if is_ref(ref) and not is_traced(ref) and not tracing():
+        return ref_lock(ref)
+    return contextlib.nullcontext()
 
 
 def _call_compiled(program: Any, args: tuple[Any, ...], static: dict[str, Any], check: Callable[[], Any]):
     """``program(*args, **static)`` through its compiled executable, compiled once per
-    abstract values of ``args`` and ``static`` (``check`` runs before compiling)."""
+    abstract values of ``args`` and ``static`` (``check`` runs before compiling); ``args[0]``
+    is a ref, whose lock the caller holds."""
     key = (program, tuple(jax.typeof(a) for a in jax.tree_util.tree_leaves(args)),
            args[0].sharding, tuple(sorted(static.items())))
-    compiled = _COMPILED.get(key)
-    if compiled is None:
+    with _COMPILED_LOCK:
+        compiled = _COMPILED.get(key)
+        if compiled is not None:
+            _COMPILED.move_to_end(key)
+    if compiled is None:  # two threads may both compile it; the second's is kept, both correct
         check()
         compiled = program.lower(*args, **static).compile()
-        _COMPILED[key] = compiled
-        if len(_COMPILED) > COMPILED_CACHE_SIZE:
-            _COMPILED.popitem(last=False)
-    else:
-        _COMPILED.move_to_end(key)
+        with _COMPILED_LOCK:
+            _COMPILED[key] = compiled
+            while len(_COMPILED) > COMPILED_CACHE_SIZE:
+                _COMPILED.popitem(last=False)
     return compiled(*args)
 
 
 def clear_compiled() -> None:
     """Forget the compiled eager programs of :func:`update` and :func:`read`."""
-    _COMPILED.clear()
+    with _COMPILED_LOCK:
+        _COMPILED.clear()
 
 
 def tracing() -> bool:
@@ -318,8 +364,9 @@ def update(ref: Any, layout: Layout, fn: Callable[..., jax.Array], operands: tup
     probe = Layout(layout.shape, layout.strides, np.asarray(-layout.low_reach, np.int32))  # not static
     static = {"shape": layout.shape, "strides": layout.strides, "fn": fn, "reads_old": reads_old,
               "method": method}
-    _call_compiled(_eager_update, (ref, _offset_operand(layout, n), operands), static,
-                   lambda: plan(probe, n, ref.dtype, method=method))
+    with ref_lock(ref):
+        _call_compiled(_eager_update, (ref, _offset_operand(layout, n), operands), static,
+                       lambda: plan(probe, n, ref.dtype, method=method))
 
 
 def read(ref: Any, layout: Layout) -> jax.Array:
@@ -344,5 +391,6 @@ def read(ref: Any, layout: Layout) -> jax.Array:
     check_in_storage("read", layout.shape, layout.strides, int(np.asarray(layout.offset)), n)
     if not isinstance(layout.offset, int) and np.ndim(layout.offset):
         raise StorageError(f"read: one offset per view, not {np.shape(layout.offset)} (layout {layout}).")
-    return _call_compiled(_eager_read, (ref, _offset_operand(layout, n)),
-                          {"shape": layout.shape, "strides": layout.strides}, lambda: None)
+    with ref_lock(ref):
+        return _call_compiled(_eager_read, (ref, _offset_operand(layout, n)),
+                              {"shape": layout.shape, "strides": layout.strides}, lambda: None)
