@@ -69,3 +69,25 @@ def test_lowering_choices_quick(tmp_path):
     for name in ("sleep", "xla transpose", "ours"):
         assert result["idle"][name]["idle_cpu"] >= 0, result["idle"]
     assert result["idle"]["threads_after"] == result["idle"]["threads_before"]  # no thread of ours
+
+
+def test_bench_derivatives_quick(tmp_path):
+    """Every case's six programs, each checked against its plain-JAX twin, in the table with
+    its times and ratio (and the backward/forward ratios on the gradient rows), and in the JSON."""
+    out = tmp_path / "derivatives.json"
+    text = _run("bench_derivatives.py", "--quick", "--json", str(out))
+    cases = ["transpose", "permute3", "heads", "nchw-nhwc", "permute5", "slice-steps", "diagonal", "expand",
+             "unfold", "im2col", "overlap-add"]
+    programs = ["read", "read grad", "read jvp", "vmap grad", "write", "write grad"]
+    for case in cases:
+        for program in programs:
+            line = next((line for line in text.splitlines()
+                         if re.match(rf"{re.escape(case)}\s+2\^\d+\s+{program}\s+\d", line)), None)
+            assert line is not None, (case, program, text)
+            values = [float(v) for v in re.findall(r"\d+\.\d+", line)]
+            assert len(values) == (5 if program.endswith("grad") and program != "vmap grad" else 3), line
+            assert min(values) > 0, line
+    assert "worst ours/jax ratios" in text, text
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == len(cases) * len(programs)
+    assert all(r["ours_s"] > 0 and r["jax_s"] > 0 and r["ratio"] > 0 for r in rows), rows
