@@ -237,25 +237,55 @@ def _mapped(fn: Callable[..., jax.Array], batch: tuple[int, ...],
     return fn
 
 
+def _flat_batch(storage: jax.Array, layout: Layout, batch: tuple[int, ...]) -> Layout | None:
+    """A batch of storages ``(*batch, N)`` read or written at one offset is one view of the
+    flattened storage, with a leading dim of stride ``N`` per batch axis (the offset clamps into
+    the same range): the view, where its indices fit the index dtype; else ``None``."""
+    n = storage.shape[-1]
+    if math.prod(batch) * n - 1 > np.iinfo(np.int32).max and not jax.config.read("jax_enable_x64"):
+        return None
+    steps = Layout.contiguous((*batch, n)).strides[:-1]
+    return Layout((*batch, *layout.shape), (*steps, *layout.strides), layout.offset)
+
+
 def _read_fn(storage, *offset_operand, shape, strides, offset, method, batch, batched, kernel):
     """The read's XLA plan (or the strided copy where ``kernel``), mapped over its batch."""
-    def one(s, o):
-        return _reads.lower_impl(s, _layout(shape, strides, offset, o), method, kernel=kernel)
-
     o = offset_operand[0] if offset_operand else None
+    if kernel and batch and batched == (True, False):  # one view of the flattened storages
+        flat = _flat_batch(storage, _layout(shape, strides, offset, o), batch)
+        if flat is not None:
+            return _reads.lower_impl(storage.reshape(-1), flat, method, kernel=True)
+
+    def one(s, o):
+        return _reads.lower_impl(s, _layout(shape, strides, offset, o), method, kernel=kernel and not batch)
+
     return _mapped(one, batch, (0 if batched[0] else None, 0 if batched[1] else None))(storage, o)
 
 
 def _write_fn(storage, values, *offset_operand, shape, strides, offset, mode, overlapping, method, op,
               batch, batched, kernel):
     """The write's XLA plan (or the strided write where ``kernel``), mapped over its batch."""
+    o = offset_operand[0] if offset_operand else None
+    if kernel and batch and batched == (True, False):  # one view of the flattened storages
+        flat = _flat_batch(storage, _layout(shape, strides, offset, o), batch)
+        if flat is not None:
+            out = _writes.lower_impl(storage.reshape(-1), flat, values, mode=mode, overlapping=overlapping,
+                                     method=method, op=op, kernel=True)
+            return out.reshape(storage.shape)
+
     def one(s, v, o):
         return _writes.lower_impl(s, _layout(shape, strides, offset, o), v, mode=mode,
-                                  overlapping=overlapping, method=method, op=op, kernel=kernel)
+                                  overlapping=overlapping, method=method, op=op, kernel=kernel and not batch)
 
-    o = offset_operand[0] if offset_operand else None
     axes = (0, 0 if batched[0] else None, 0 if batched[1] else None)
     return _mapped(one, batch, axes)(storage, values, o)
+
+
+def _one_device(ctx) -> bool:
+    """Whether the program runs on one device: a batched read or write may then take the strided
+    copy (a program partitioned across devices splits XLA's ops along the batch, but would
+    gather every operand of a custom call)."""
+    return getattr(ctx.module_context.axis_context, "num_devices", None) == 1
 
 
 def _platforms(ctx) -> tuple[str, ...]:
@@ -264,7 +294,8 @@ def _platforms(ctx) -> tuple[str, ...]:
 
 def _lowering(fn: Callable[..., jax.Array]) -> Callable[..., Any]:
     def rule(ctx, *args, native, **params):
-        kernel = bool(native) and not params["batch"] and _copy_kernel.takes_native(ctx)
+        kernel = (bool(native) and _copy_kernel.takes_native(ctx)
+                  and (not params["batch"] or _one_device(ctx)))
         with _tiled.loops(all(p == "cpu" for p in _platforms(ctx))):  # no tile loop off the CPU
             return mlir.lower_fun(functools.partial(fn, kernel=kernel, **params),
                                   multiple_results=False)(ctx, *args)
@@ -336,34 +367,6 @@ def _write_jvp(primals, tangents, **params):
 # -- transpose -------------------------------------------------------------------------------
 
 
-def _inverse(layout: Layout, n: int) -> Layout | None:
-    """For a view that visits every element of an ``n``-element storage once (a permutation,
-    reversed dims allowed): the view of its row-major values that reads them back in storage
-    order; else ``None``."""
-    if not layout.has_static_offset or layout.numel != n or n == 0:
-        return None
-    dims = [(size, stride, k)
-            for k, (size, stride) in enumerate(zip(layout.shape, layout.strides, strict=True)) if size > 1]
-    if any(stride == 0 for _, stride, _ in dims):
-        return None
-    dims.sort(key=lambda d: abs(d[1]))
-    step = 1
-    for size, stride, _ in dims:
-        if abs(stride) != step:
-            return None
-        step *= size
-    if int(layout.offset) + layout.low_reach != 0:
-        return None
-    row_major = Layout.contiguous(layout.shape).strides
-    shape, strides, offset = [], [], 0
-    for size, stride, k in reversed(dims):  # the storage's order, outermost first
-        shape.append(size)
-        strides.append(row_major[k] if stride > 0 else -row_major[k])
-        if stride < 0:
-            offset += (size - 1) * row_major[k]
-    return Layout(tuple(shape), tuple(strides), offset)
-
-
 def _summed(ct: jax.Array, shape: tuple[int, ...], strides: tuple[int, ...],
             lead: int) -> tuple[jax.Array, tuple[int, ...], tuple[int, ...]]:
     """``ct`` summed over the view's stride-0 dims (past ``lead`` batch axes), and the view without them."""
@@ -393,7 +396,7 @@ def _read_transpose(ct, storage, *rest, shape, strides, offset, method, native, 
         like = jax.ShapeDtypeStruct(aval.shape, aval.dtype)
         (out,) = jax.linear_transpose(lambda s: fn(s, *rest), like)(ct)
         return [out, *([None] * len(rest))]
-    inverse = _inverse(_layout(shape, strides, offset), n) if offset is not None else None
+    inverse = _writes.permutation_inverse(_layout(shape, strides, offset), n) if offset is not None else None
     if inverse is not None:  # a permutation of the whole storage: read the cotangent back
         flat = ct.reshape((*batch, -1))
         out = strided_read_p.bind(flat, shape=inverse.shape, strides=inverse.strides,

@@ -148,6 +148,8 @@ def plan(layout: Layout, storage_size: int, dtype: Any = np.float32, *, method: 
                               f"{storage_size} elements of {np.dtype(dtype)}); these do: {fits}.")
         return method
     path = _writes._plan(at, storage_size, "set", "auto", "update", kernel)
+    if path == "permutation":  # a ref is written in place: the strided write, else the full rewrite
+        path = "strided_copy" if kernel else "structured"
     if _is_run(at) and (path != "strided_copy" or (c.perm == tuple(range(len(c.perm))) and not c.flipped)):
         return "slice"  # in order, or permuted where the strided write does not pay: values transposed
     if path == "structured" and not static:  # its pad and select need the offset at trace time

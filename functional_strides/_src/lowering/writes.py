@@ -448,6 +448,58 @@ def _row_density(c: Canonical) -> float:
     return math.prod(inner.shape) / inner.reach
 
 
+def _covers(dims, offset: Any, n: int | None) -> bool:
+    """Whether canonical ``dims`` at ``offset`` visit every slot of an ``n``-element storage once:
+    sorted by stride, each stride is the product of the extents below it, from 1 to ``n``."""
+    if n is None or offset != 0:
+        return False
+    step = 1
+    for extent, stride in sorted(dims, key=lambda d: d[1]):
+        if stride != step:
+            return False
+        step *= extent
+    return step == n
+
+
+def _applies_permutation(c: Canonical, need: Need) -> bool:
+    return need.mode == "set" and not c.broadcast and _covers(c.dims, c.offset, need.storage_size)
+
+
+def permutation_inverse(layout: Layout, n: int) -> Layout | None:
+    """For a view that visits every slot of an ``n``-element storage once (a permutation of it,
+    reversed dims allowed): the view of its row-major values that reads them back in storage
+    order, so that ``write(s, layout, v) == materialize(v.reshape(-1), inverse)`` and the
+    transpose of a read through ``layout`` is a read through ``inverse``; else ``None``.
+
+    Example:
+      >>> permutation_inverse(Layout((2, 3), (1, 2)), 6)
+      Layout(shape=(3, 2), strides=(1, 3), offset=0)
+    """
+    if not layout.has_static_offset or layout.numel != n or n == 0:
+        return None
+    pairs = enumerate(zip(layout.shape, layout.strides, strict=True))
+    dims = sorted(((size, stride, k) for k, (size, stride) in pairs if size > 1), key=lambda d: abs(d[1]))
+    lowest = int(layout.offset) + layout.low_reach
+    if not _covers([(size, abs(stride)) for size, stride, _ in dims], lowest, n):
+        return None
+    row_major = Layout.contiguous(layout.shape).strides
+    shape, strides, offset = [], [], 0
+    for size, stride, k in reversed(dims):  # the storage's order, outermost first
+        shape.append(size)
+        strides.append(row_major[k] if stride > 0 else -row_major[k])
+        if stride < 0:
+            offset += (size - 1) * row_major[k]
+    return Layout(tuple(shape), tuple(strides), offset)
+
+
+def _permuted(storage: jax.Array, layout: Layout, values: jax.Array, kernel: bool) -> jax.Array:
+    """The ``"permutation"`` path: the values read back through the inverse view."""
+    inverse = permutation_inverse(layout, storage.shape[0])
+    assert inverse is not None  # the path is taken only where it applies
+    flat = jnp.broadcast_to(values, layout.shape).reshape(-1)
+    return _reads.lower_impl(flat, inverse, "auto", kernel=kernel).reshape(storage.shape)
+
+
 def _applies_strided_copy(c: Canonical, need: Need) -> bool:
     return need.copy_kernel and _copy_kernel.enabled() and need.mode in ("set", "add")
 
@@ -473,6 +525,8 @@ def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     assert n is not None  # a write always knows its storage
     if ok["block"] and len(c.dims) <= 1 and all(s == 1 for _, s in c.dims):
         return "block"  # one contiguous run: a dynamic_update_slice of the 1-D storage
+    if ok["permutation"]:
+        return "permutation"  # the old storage is not read at all: the values, permuted, are the new one
     if (ok["strided_copy"] and c.numel >= COPY_WRITE_MIN_ELEMENTS
             and (_parallel_windows(c) or not _shares_slots(c))):
         return "strided_copy"
@@ -497,8 +551,9 @@ WRITES = Strategies("write", (
     Strategy("structured", _applies_structured, _structured),
     Strategy("row_scatter", _applies_row_scatter, _row_scatter),
     Strategy("scatter", lambda c, need: True, _element_scatter),
-    # lowered by _lower from the layout itself (the handler takes the user's dims)
+    # lowered by lower_impl from the layout itself (the handler takes the user's dims)
     Strategy("strided_copy", _applies_strided_copy, None),
+    Strategy("permutation", _applies_permutation, None),
 ), _auto)
 
 #: Write paths accepted by ``write(..., method=...)``: ``"auto"`` and each strategy.
@@ -534,8 +589,12 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
     the view is written), with ``mode="set"`` only when the rows do not overlap;
     ``"scatter"`` always; ``"strided_copy"`` for modes ``"set"`` and ``"add"`` where the C++
     extension is built (on CPU: one call of a compiled strided write that changes only the
-    view's slots, in place when the storage is donated; elsewhere, in derivatives and under
-    ``vmap``, the XLA path ``"auto"`` picks without it).
+    view's slots, in place when the storage is donated; elsewhere and under ``vmap``, the XLA
+    path ``"auto"`` picks without it); ``"permutation"`` for a ``"set"`` through a view that
+    visits every slot of the storage once (a transpose or permute of all of it, reversed dims
+    allowed): the old storage is not read, and the new one is the values read back through
+    the inverse view (:func:`permutation_inverse`) by the read plan (the strided copy on CPU).
+    ``"auto"`` takes it wherever it applies.
 
     ``"auto"`` follows the write table's rule, stated in code beside the table (named
     thresholds, each naming the table of ``benchmarks/write_choices.py`` that set it) and in
@@ -555,7 +614,7 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
         applies.
     Returns:
       ``"empty"`` (a zero extent: nothing written), ``"block"``, ``"structured"``,
-      ``"row_scatter"``, ``"scatter"`` or ``"strided_copy"``.
+      ``"row_scatter"``, ``"scatter"``, ``"strided_copy"`` or ``"permutation"``.
     Raises:
       LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
       LayoutTypeError: ``layout`` is neither a ``Layout`` nor a ``StridedArray``.
@@ -564,6 +623,8 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
       ('scatter', 'row_scatter')
       >>> write_plan(Layout((512, 512), (1, 512)), 512 * 512, mode="max")
       'structured'
+      >>> write_plan(Layout((512, 512), (1, 512)), 512 * 512)
+      'permutation'
       >>> write_plan(Layout((3, 4), (4, 1), 2), 20)
       'block'
     """
@@ -610,11 +671,15 @@ def lower_impl(storage, layout: Layout, values, *, mode: str, overlapping: bool,
         offset = _copy_kernel.kernel_offset(layout, n, index_dtype(layout, n, op))
         return _copy_kernel.ffi_write(storage, jnp.broadcast_to(values, layout.shape), offset,
                                       tuple(layout.shape), tuple(layout.strides), mode, overlapping)
+    def lower(s, lay):
+        if path == "permutation":
+            return _permuted(s, lay, values, kernel)
+        return WRITES.lower(path)(s, lay, canonicalize(lay), values, mode, overlapping)
+
     if not layout.has_static_offset:  # write the window the view lies in, then put it back
         start, window, local = dynamic_window(storage, layout)
-        window = WRITES.lower(path)(window, local, canonicalize(local), values, mode, overlapping)
-        return lax.dynamic_update_slice(storage, window, (start,))
-    return WRITES.lower(path)(storage, layout, canonicalize(layout), values, mode, overlapping)
+        return lax.dynamic_update_slice(storage, lower(window, local), (start,))
+    return lower(storage, layout)
 
 
 def check_write_method(layout: Layout, n: int, dtype: Any, mode: str, method: str, op: str) -> None:
