@@ -157,7 +157,7 @@ def test_composed_views_hlo_and_values(case, mode):
     path = xla_write_plan(layout, size, mode)
     if path != "empty":
         storage = jax.ShapeDtypeStruct((size,), jnp.float32)
-        expected = 0 if path in ("block", "structured") else 1
+        expected = 0 if path in ("block", "structured", "permutation") else 1
         assert scatter_count(layout, storage, mode, path) == expected, path
     storage, src = _storage(size), _src(layout, mode)
     methods = ["auto"] + (["structured"] if "structured" in applicable(layout, size, mode) else [])
@@ -175,7 +175,7 @@ BIG = 4096 * 4096
     [
         (Layout((4096,), (4096,), 7), BIG, "set", "scatter"),  # a column: a tiny part of the storage
         (Layout((2048, 2048), (8192, 2)), BIG, "set", "structured"),  # x[::2, ::2]
-        (Layout((4096, 4096), (1, 4096)), BIG, "set", "structured"),  # x.t() = v
+        (Layout((4096, 4096), (1, 4096)), BIG, "set", "permutation"),  # x.t() = v: the values transposed
         (Layout((16, 16, 1024, 64), (2**20, 64, 1024, 1)), BIG, "add", "structured"),  # attention heads
         (Layout((16381, 1024), (256, 1)), 2**22, "add", "row_scatter"),  # overlap-add of frames
         (Layout((4096, 4096), (0, 1)), 4096, "add", "block"),  # a row expanded to 4096^2
@@ -197,22 +197,25 @@ BIG = 4096 * 4096
 )
 def test_auto_rule_on_measured_cases(layout, size, mode, path):
     """The XLA strategies' choice (all of the plan off CPU); on CPU the strided write takes
-    every one of these where it is built, but one contiguous run and views whose elements
-    share slots other than overlapping windows (the overlap-add)."""
+    every one of these where it is built, but one contiguous run, a set that permutes the whole
+    storage and views whose elements share slots other than overlapping windows (the overlap-add)."""
     assert xla_write_plan(layout, size, mode) == path
     storage = jax.ShapeDtypeStruct((size,), jnp.float32)
-    assert scatter_count(layout, storage, mode, path) == (0 if path in ("block", "structured") else 1)
+    assert scatter_count(layout, storage, mode, path) == (0 if path in ("block", "structured", "permutation")
+                                                          else 1)
     windows = len(layout.shape) == 2 and layout.strides[1] == 1 and 0 < layout.strides[0] < layout.shape[1]
-    copy = BUILT and path != "block" and (windows or not scatter._overlap.has_internal_overlap(layout))
+    copy = BUILT and path not in ("block", "permutation") and (
+        windows or not scatter._overlap.has_internal_overlap(layout))
     assert write_plan(layout, size, mode=mode) == ("strided_copy" if copy else path)
 
 
-@pytest.mark.parametrize(("layout", "size", "op"), [
-    (Layout((512, 512), (1, 512)), 512 * 512, "transpose("),  # all of the storage: a transpose
-    (Layout((512, 512), (2048, 2)), 1024 * 1024, "select("),  # x[::2, ::2]: keep the rest
+@pytest.mark.parametrize(("layout", "size", "op", "auto"), [
+    # all of the storage: a transpose ("auto" reads the values back through the inverse view)
+    (Layout((512, 512), (1, 512)), 512 * 512, "transpose(", "permutation"),
+    (Layout((512, 512), (2048, 2)), 1024 * 1024, "select(", "structured"),  # x[::2, ::2]: keep the rest
 ], ids=["transpose", "every-other"])
-def test_structured_write_compiles_without_scatter_or_gather(layout, size, op):
-    assert xla_write_plan(layout, size) == "structured"
+def test_structured_write_compiles_without_scatter_or_gather(layout, size, op, auto):
+    assert xla_write_plan(layout, size) == auto
     compiled = jax.jit(lambda s, v: write(s, layout, v, method="structured")).lower(
         jax.ShapeDtypeStruct((size,), jnp.float32), jax.ShapeDtypeStruct(layout.shape, jnp.float32)).compile()
     hlo = compiled.as_text()

@@ -27,7 +27,7 @@ class Need:
     elements; ``None`` where a read does not depend on it) and, for a write, how values
     combine with the storage (``"set"``, ``"add"``, ...); a read has ``mode=None``.
     ``copy_kernel``: whether a read may take the compiled strided copy (False: XLA ops only,
-    as on other platforms, in derivatives and under vmap)."""
+    as on other platforms, for jax.export and under a vmap split across devices)."""
 
     storage_size: int | None = None
     mode: str | None = None

@@ -151,7 +151,7 @@ def _read_reason(layout: Layout, n: int) -> tuple[str, list[str]]:
         "last dim jumps a cache line per element.",
         "It stores a large permute's output past the caches.",
         "It spreads its chunks over as many threads as XLA's pool has.",
-        f"On other platforms, in derivatives and under vmap: {xla}.",
+        f"On other platforms, for jax.export and under a vmap split across devices: {xla}.",
         *_xla_read_reason(layout, n, xla),
     ]
 
@@ -234,7 +234,8 @@ def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, list[str]]:
         "On CPU: one call of the compiled strided write.",
         "It updates the view's slots in place when the storage is donated (else XLA copies the storage "
         "first).",
-        f"On other platforms, in derivatives, under vmap and for dtypes it does not {mode}: {xla}.",
+        f"On other platforms, for jax.export, under a vmap split across devices and for dtypes it does not "
+        f"{mode}: {xla}.",
         *_xla_write_reason(layout, n, mode, xla),
     ]
 
@@ -247,6 +248,11 @@ def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> list[str]
     c = _canonical.canonicalize(layout)
     if path == "block":
         return ["One contiguous run: a dynamic_update_slice of the storage."]
+    if path == "permutation":
+        inverse = _scatter.permutation_inverse(layout, n)
+        return [f"A set through a view that visits each of the {n} slots once.",
+                f"The new storage is the values read back through the inverse view {inverse} (the read "
+                "plan of that view); the old storage is not read."]
     ok = _scatter.WRITES.applies(c, Need(n, mode))
     cover = c.numel / n if ok["block"] else 0.0
     rows = None

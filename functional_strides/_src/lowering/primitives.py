@@ -181,6 +181,7 @@ def _check_view(op: str, layout: Layout, n: int) -> None:
     """The bounds (static offset) or span (traced offset) of a non-empty view and its index dtype."""
     if layout.is_empty:
         return
+    _reads.index_dtype(layout, n, op)  # first: a span past int32 without x64 says so
     if layout.has_static_offset:
         check_in_storage(op, layout.shape, layout.strides, int(layout.offset), n)
     else:
@@ -190,7 +191,6 @@ def _check_view(op: str, layout: Layout, n: int) -> None:
                 f"{op}: layout {layout} spans {reach} storage elements (sum((size-1)*stride) + 1), "
                 f"but the storage has {n} elements, so no offset fits. Shrink the shape or strides, or "
                 "pass a larger storage.")
-    _reads.index_dtype(layout, n, op)
 
 
 def _read_abstract_eval(storage, *offset_operand, shape, strides, offset, method, native, batch, batched):

@@ -582,8 +582,8 @@ def _plan(layout: Layout, method: str, need: Need) -> str:
 
 def xla_read_plan(layout: Layout) -> str:
     """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
-    strided copy): on platforms other than CPU, in derivatives, under ``vmap``, and for
-    sharded storages that XLA's partitioner splits."""
+    strided copy): on platforms other than CPU, for ``jax.export``, under a ``vmap`` split
+    across devices (or at per-item offsets), and for sharded storages that XLA's partitioner splits."""
     return _plan(layout, "auto", Need(copy_kernel=False))
 
 

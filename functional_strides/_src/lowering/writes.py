@@ -571,8 +571,9 @@ def _plan(layout: Layout, n: int, mode: str, method: str, op: str, copy_kernel: 
 
 def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> str:
     """The path ``"auto"`` takes among the XLA strategies (:func:`write_plan` without the
-    strided write): on platforms other than CPU, in derivatives, under ``vmap``, and for
-    dtypes or modes the strided write does not handle."""
+    strided write): on platforms other than CPU, for ``jax.export``, under a ``vmap`` split
+    across devices (or at per-item offsets), and for dtypes or modes the strided write does not
+    handle."""
     check_choice("write", "mode", mode, MODES)
     return _plan(layout, storage_size, mode, "auto", "write", copy_kernel=False)
 
