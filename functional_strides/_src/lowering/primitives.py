@@ -341,11 +341,16 @@ def _is_zero(t: Any) -> bool:
     return type(t) is ad.Zero
 
 
+def _zero_tangent(out: Any) -> Any:
+    """The symbolic zero tangent of a primal output."""
+    return ad.Zero.from_primal_value(out)  # pyright: ignore[reportAttributeAccessIssue]
+
+
 def _read_jvp(primals, tangents, **params):
     storage, *rest = primals
     out = strided_read_p.bind(storage, *rest, **params)
     if _is_zero(tangents[0]):
-        return out, ad.Zero.from_primal_value(out)
+        return out, _zero_tangent(out)
     return out, strided_read_p.bind(tangents[0], *rest, **params)
 
 
@@ -354,7 +359,7 @@ def _write_jvp(primals, tangents, **params):
     out = strided_write_p.bind(storage, values, *rest, **params)
     t_storage, t_values = tangents[0], tangents[1]
     if _is_zero(t_storage) and _is_zero(t_values):
-        return out, ad.Zero.from_primal_value(out)
+        return out, _zero_tangent(out)
     t_storage, t_values = ad.instantiate_zeros(t_storage), ad.instantiate_zeros(t_values)
     if params["mode"] in ("set", "add"):  # linear in the storage and the values
         return out, strided_write_p.bind(t_storage, t_values, *rest, **params)
@@ -460,7 +465,7 @@ def _read_operands_jvp(primals, tangents, *, shape, native):
     storage, strides, offset = primals
     out = strided_read_operands_p.bind(storage, strides, offset, shape=shape, native=native)
     if _is_zero(tangents[0]):
-        return out, ad.Zero.from_primal_value(out)
+        return out, _zero_tangent(out)
     return out, strided_read_operands_p.bind(tangents[0], strides, offset, shape=shape, native=native)
 
 
