@@ -207,16 +207,17 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
             "jumps >= 16 elements. On CPU: one call of the compiled strided copy.") in text
     assert "tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more)" in text
     assert "It stores a large permute's output past the caches." in text
-    assert "On other platforms, in derivatives and under vmap: structured. Canonical dims" in text
+    assert ("On other platforms, for jax.export and under a vmap split across devices: structured. "
+            "Canonical dims") in text
     frames = " ".join(fs.explain(Layout((1024, 256), (64, 1)), show=False).text.split())
     assert ("strided_copy: 262144 >= 131072 elements in overlapping windows of 256 >= 64 contiguous "
-            "elements. On CPU: one call") in frames and "under vmap: row_gather." in frames
+            "elements. On CPU: one call") in frames and "across devices: row_gather." in frames
     assert ("strided_copy: 262144 >= 1024 elements, mode 'add'. Overlapping windows [1024x64, 256x1]: "
             "split over the threads by runs of storage slots, each slot's elements in row-major order."
             ) in frames
     every_other = " ".join(fs.explain(Layout((512, 512), (2048, 2)), show=False).text.split())
     assert ("strided_copy: every other element, 65536 <= 262144 <= 1048576 elements (last dim of "
-            "stride 2). On CPU: one call") in every_other and "under vmap: structured." in every_other
+            "stride 2). On CPU: one call") in every_other and "across devices: structured." in every_other
 
 
 def _logical_lines(section: str) -> list[str]:
@@ -459,7 +460,7 @@ def test_read_plan_names_the_tile_loop_and_the_gather_of_few_far_rows():
     tiles = said(Layout((4096, 4096), (1, 4096), 0), 4096 * 4096)
     assert "as a loop over tiles (16 x 1024 for a 4-byte dtype) of a batch of 1 (4096, 4096)" in tiles
     ncdhw = said(Layout((2, 32, 64, 64, 32), (4194304, 4096, 64, 1, 131072), 0), 2**23)
-    reason = ("On other platforms, in derivatives and under vmap: gather." if built
+    reason = ("On other platforms, for jax.export and under a vmap split across devices: gather." if built
               else "read plan (fs.read_plan): gather:")
     assert reason in ncdhw
     assert "Its permute moves 32 rows, 131072 elements apart, to the innermost dim" in ncdhw

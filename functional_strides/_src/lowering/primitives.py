@@ -154,10 +154,12 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], offset: int | None
     return Layout(shape, strides, operand)
 
 
-def _aval(like: Any, shape: tuple[int, ...]) -> Any:
-    """An aval of ``shape`` and ``like``'s dtype that varies over ``like``'s manual axes,
-    unsharded in the current mesh (as the XLA plan's result is)."""
-    sharding = jax.sharding.NamedSharding(like.sharding.mesh, jax.sharding.PartitionSpec())
+def _aval(like: Any, shape: tuple[int, ...], lead: int = 0) -> Any:
+    """An aval of ``shape`` and ``like``'s dtype that varies over ``like``'s manual axes, sharded
+    as ``like`` along its ``lead`` leading (batch) axes and unsharded along the rest (as the
+    XLA plan's result is)."""
+    spec = (*tuple(like.sharding.spec), *([None] * like.ndim))[:lead]
+    sharding = jax.sharding.NamedSharding(like.sharding.mesh, jax.sharding.PartitionSpec(*spec))
     return like.update(shape=tuple(shape), weak_type=False, sharding=sharding)
 
 
@@ -200,7 +202,7 @@ def _read_abstract_eval(storage, *offset_operand, shape, strides, offset, method
     if offset is None:
         _check_offset("materialize", offset_operand[0], batch, batched[1], layout)
     _check_view("materialize", layout, n)
-    return _aval(storage, (*batch, *shape))
+    return _aval(storage, (*batch, *shape), len(batch) if batched[0] else 0)
 
 
 def _write_abstract_eval(storage, values, *offset_operand, shape, strides, offset, mode, overlapping,
@@ -215,7 +217,7 @@ def _write_abstract_eval(storage, values, *offset_operand, shape, strides, offse
     if offset is None:
         _check_offset(op, offset_operand[0], batch, batched[1], layout)
     _check_view(op, layout, n)
-    return _aval(storage, storage.shape)
+    return storage.update(weak_type=False)  # the storage, written: its shape, dtype and sharding
 
 
 def _read_operands_abstract_eval(storage, strides, offset, *, shape, native):
@@ -319,12 +321,21 @@ def _on_cpu(*operands: Any) -> bool:
     return platforms == {"cpu"} or (not platforms and jax.default_backend() == "cpu")
 
 
-def _impl(fn: Callable[..., jax.Array]) -> Callable[..., Any]:
-    """Outside a trace (``jax.disable_jit``, a direct bind): the plan evaluated op by op, the
+@functools.lru_cache(maxsize=256)
+def _compiled(prim: Any, params: tuple[tuple[str, Any], ...]) -> Callable[..., Any]:
+    return jax.jit(functools.partial(prim.bind, **dict(params)))
+
+
+def _impl(prim: Any, fn: Callable[..., jax.Array]) -> Callable[..., Any]:
+    """Outside a trace (a bind on concrete arrays: eager derivatives and ``vmap``): the primitive
+    compiled alone, once per params; under ``jax.disable_jit``, the plan evaluated op by op, the
     strided copy or write where the operands live on the CPU."""
-    def impl(*args, native, **params):
-        kernel = bool(native) and not params.get("batch") and _on_cpu(*args)
-        return fn(*args, kernel=kernel, **params)
+    def impl(*args, **params):
+        if jax.config.jax_disable_jit:
+            native = params.pop("native")
+            kernel = bool(native) and not params.get("batch") and _on_cpu(*args)
+            return fn(*args, kernel=kernel, **params)
+        return _compiled(prim, tuple(sorted(params.items())))(*args)
     return impl
 
 
@@ -545,14 +556,14 @@ def _read_operands_batch(args, dims, *, shape, native):
 
 # -- registration ----------------------------------------------------------------------------
 
-strided_read_p.def_impl(_impl(_read_fn))
+strided_read_p.def_impl(_impl(strided_read_p, _read_fn))
 strided_read_p.def_abstract_eval(_read_abstract_eval)
 mlir.register_lowering(strided_read_p, _lowering(_read_fn))
 ad.primitive_jvps[strided_read_p] = _read_jvp
 ad.primitive_transposes[strided_read_p] = _read_transpose
 batching.primitive_batchers[strided_read_p] = _read_batch
 
-strided_write_p.def_impl(_impl(_write_fn))
+strided_write_p.def_impl(_impl(strided_write_p, _write_fn))
 strided_write_p.def_abstract_eval(_write_abstract_eval)
 mlir.register_lowering(strided_write_p, _lowering(_write_fn))
 ad.primitive_jvps[strided_write_p] = _write_jvp
