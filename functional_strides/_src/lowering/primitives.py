@@ -331,7 +331,7 @@ def _impl(prim: Any, fn: Callable[..., jax.Array]) -> Callable[..., Any]:
     compiled alone, once per params; under ``jax.disable_jit``, the plan evaluated op by op, the
     strided copy or write where the operands live on the CPU."""
     def impl(*args, **params):
-        if jax.config.jax_disable_jit:
+        if jax.config.jax_disable_jit:  # pyright: ignore[reportAttributeAccessIssue]
             native = params.pop("native")
             kernel = bool(native) and not params.get("batch") and _on_cpu(*args)
             return fn(*args, kernel=kernel, **params)
@@ -513,14 +513,20 @@ def _size(args, dims) -> int:
     return next(a.shape[d] for a, d in zip(args, dims, strict=True) if d is not None)
 
 
+def _lift_offset(args, dims, k: int, was_batched: bool, size: int, batch: tuple[int, ...],
+                 offset: int | None) -> tuple[list[Any], bool]:
+    """The offset operands (``args[k:]``) of a primitive given a new batch axis, and whether the
+    offset is batched now (a static offset is no operand)."""
+    if offset is not None:
+        return list(args[k:]), False
+    lifted = _lift(args[k], dims[k], was_batched, size, batch)
+    return [args[k] if lifted is None else lifted], lifted is not None
+
+
 def _read_batch(args, dims, *, shape, strides, offset, method, native, batch, batched):
     size = _size(args, dims)
     storage = _lift(args[0], dims[0], batched[0], size, batch)
-    offset_operands, offset_batched = list(args[1:]), False
-    if offset is None:
-        lifted = _lift(args[1], dims[1], batched[1], size, batch)
-        offset_batched = lifted is not None
-        offset_operands = [args[1] if lifted is None else lifted]
+    offset_operands, offset_batched = _lift_offset(args, dims, 1, batched[1], size, batch, offset)
     storage_batched = storage is not None
     out = strided_read_p.bind(args[0] if storage is None else storage, *offset_operands, shape=shape,
                               strides=strides, offset=offset, method=method, native=native,
@@ -535,11 +541,7 @@ def _write_batch(args, dims, *, shape, strides, offset, mode, overlapping, metho
     if storage is None:  # the output is batched: so is the storage it is written into
         storage = jnp.broadcast_to(args[0], (size, *batch, *args[0].shape))
     values = _lift(args[1], dims[1], batched[0], size, batch)
-    offset_operands, offset_batched = list(args[2:]), False
-    if offset is None:
-        lifted = _lift(args[2], dims[2], batched[1], size, batch)
-        offset_batched = lifted is not None
-        offset_operands = [args[2] if lifted is None else lifted]
+    offset_operands, offset_batched = _lift_offset(args, dims, 2, batched[1], size, batch, offset)
     out = strided_write_p.bind(storage, args[1] if values is None else values, *offset_operands,
                                shape=shape, strides=strides, offset=offset, mode=mode,
                                overlapping=overlapping, method=method, op=op, native=native,
