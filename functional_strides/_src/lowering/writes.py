@@ -594,7 +594,7 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
     path ``"auto"`` picks without it); ``"permutation"`` for a ``"set"`` through a view that
     visits every slot of the storage once (a transpose or permute of all of it, reversed dims
     allowed): the old storage is not read, and the new one is the values read back through
-    the inverse view (:func:`permutation_inverse`) by the read plan (the strided copy on CPU).
+    the inverse view by the read plan (the strided copy on CPU).
     ``"auto"`` takes it wherever it applies.
 
     ``"auto"`` follows the write table's rule, stated in code beside the table (named
