@@ -40,7 +40,9 @@ def restore():
 
 def test_options_and_defaults():
     assert fs.config is config_module.config
-    assert sorted(fs.config.values()) == ["native_copy", "native_overlap", "overlap_max_work"]
+    assert sorted(fs.config.values()) == [
+        "kernel_threads", "native_copy", "native_overlap", "overlap_max_work"]
+    assert fs.config.kernel_threads == 0
     assert all(isinstance(fs.config.values()[k], bool) for k in ("native_copy", "native_overlap"))
     assert fs.config.overlap_max_work == config_module.OVERLAP_MAX_WORK == 10**6
     assert repr(fs.config).startswith("fs.config(native_copy=")
@@ -153,7 +155,7 @@ def test_the_overlap_search_runs_in_python_when_switched_off(monkeypatch):
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: fs.config.update("native_kernel", False),
      "config.update: unknown option 'native_kernel' (options: native_copy, native_overlap, "
-     "overlap_max_work)."),
+     "overlap_max_work, kernel_threads)."),
     (lambda: fs.config.update("native_copy", 0),
      "config.update: option 'native_copy' takes True or False (got 0)."),
     (lambda: fs.config.using(native_copy="no").__enter__(),
@@ -164,7 +166,8 @@ def test_the_overlap_search_runs_in_python_when_switched_off(monkeypatch):
     (lambda: fs.config.using(overlap_max_work=True).__enter__(),
      "config.using: option 'overlap_max_work' takes -1 (exact) or an int >= 0"),
     (lambda: fs.config.using(speed=True).__enter__(),
-     "config.using: unknown option 'speed' (options: native_copy, native_overlap, overlap_max_work)."),
+     "config.using: unknown option 'speed' (options: native_copy, native_overlap, overlap_max_work, "
+     "kernel_threads)."),
 ], ids=["unknown", "not-bool", "using-not-bool", "work-below-minus-1", "using-work-bool", "using-unknown"])
 def test_bad_names_and_values_are_refused(call, message):
     before = fs.config.values()

@@ -1,7 +1,7 @@
 """The strided copy as a guest in the process (``_src/native/parallel.h``, ``process.py``): no
 thread of its own (the thread count does not grow over many calls, and the work runs on XLA's
-intra-op pool), no CPU burnt between calls, a thread count that follows XLA's (affinity,
-``--xla_cpu_multi_thread_eigen=false``, simulated devices), and forks: a child forked after
+intra-op pool), no CPU burnt between calls, a thread count that is XLA's pool's (affinity,
+simulated devices) under ``fs.config.kernel_threads``, and forks: a child forked after
 JAX started gets :class:`functional_strides.ForkError` instead of a hang, a forked child that
 runs a compiled program anyway runs the kernel alone, and the ``spawn`` and ``forkserver``
 start methods work."""
@@ -17,13 +17,12 @@ import textwrap
 import pytest
 from _support import copy_kernel
 
-from functional_strides._src.native import process
-
 pytestmark = pytest.mark.usefixtures("_built")
 
 LINUX_TASKS = pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
                                  reason="counts threads in Linux's /proc")
-TWO_CPUS = pytest.mark.skipif(process.cpu_limit() < 2, reason="needs two CPUs for a split over the pool")
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+TWO_CPUS = pytest.mark.skipif(_CPUS < 2, reason="needs two CPUs for a split over the pool")
 
 
 @pytest.fixture
@@ -194,66 +193,51 @@ SPLIT = """
 @pytest.mark.slow
 @TWO_CPUS
 @pytest.mark.parametrize(("name", "before", "env", "check"), [
-    ("default", "", {}, lambda pool, cap, tasks, calls: pool >= 2 and cap >= 2 and tasks >= calls),
+    ("default", "", {}, lambda pool, cap, tasks, calls: pool >= 2 and cap == 64 and tasks >= calls),
     ("one-cpu", "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})", {},
-     lambda pool, cap, tasks, calls: pool == 1 and cap == 1 and tasks == 0),
-    ("eigen-off", "", {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"},
-     lambda pool, cap, tasks, calls: cap == 1 and tasks == 0),
+     lambda pool, cap, tasks, calls: pool == 1 and tasks == 0),
+    ("capped-at-one", "import functional_strides as fs; fs.config.update('kernel_threads', 1)", {},
+     lambda pool, cap, tasks, calls: pool >= 2 and cap == 1 and tasks == 0),
     ("eight-devices", "", {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
-     lambda pool, cap, tasks, calls: pool >= 8 and cap == process.cpu_limit()
-     and calls <= tasks <= (min(pool, cap) - 1) * calls),
+     lambda pool, cap, tasks, calls: pool >= 8 and calls <= tasks <= (pool - 1) * calls),
+    ("eight-devices-capped-at-two",
+     "import functional_strides as fs; fs.config.update('kernel_threads', 2)",
+     {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
+     lambda pool, cap, tasks, calls: pool >= 8 and cap == 2 and tasks == calls),
 ], ids=lambda v: v if isinstance(v, str) else "")
-def test_thread_count_follows_xla(name, before, env, check):
-    """A call of 16 MiB splits over as many threads as XLA's pool has (its size follows the
-    affinity mask, and XLA raises it to the devices it simulates), capped by the CPUs the
-    process may use, and runs alone under ``--xla_cpu_multi_thread_eigen=false``; the values
-    are the oracle's every time."""
-    if not hasattr(os, "sched_setaffinity") and before:
+def test_thread_count_is_xlas_pool(name, before, env, check):
+    """A call of 16 MiB splits over as many threads as XLA's pool has, as jaxlib's own kernels
+    take it (the pool's size follows the affinity mask, and XLA raises it to the devices it
+    simulates), capped only by ``fs.config.kernel_threads`` where it is set; the values are
+    NumPy's every time."""
+    if not hasattr(os, "sched_setaffinity") and "affinity" in before:
         pytest.skip("no os.sched_setaffinity")
     ok, pool, cap, tasks, calls = _run(SPLIT.format(before=before), env=env)[0].split()
     assert ok == "True"
     assert check(int(pool), int(cap), int(tasks), int(calls)), (name, pool, cap, tasks, calls)
 
 
-@pytest.mark.parametrize(("flags", "threaded"), [
-    ("", True), ("--xla_cpu_multi_thread_eigen=false", False), ("--xla_cpu_multi_thread_eigen=0", False),
-    ("--xla_force_host_platform_device_count=8 --xla_cpu_multi_thread_eigen=true", True),
-    ("--xla_cpu_multi_thread_eigen=false --xla_cpu_multi_thread_eigen=true", True),  # the last wins
-    ("--xla_cpu_multi_thread_eigen_x=false", True),
-])
-def test_xla_flags_that_turn_multi_threading_off(flags, threaded):
-    assert process._xla_multi_threaded(flags) is threaded
+def test_kernel_threads_is_the_kernels_cap_at_once():
+    """``fs.config.update("kernel_threads", n)`` sets the extension's cap on the parts of one
+    call (0: the pool's size, 64 at most), read at every call; ``using`` refuses it (the cap
+    is the process's), and values outside 0..64 are refused naming the range."""
+    import functional_strides as fs
+    from functional_strides._src.native import copy_kernel as kernel
 
-
-def test_cpu_limit_is_the_affinity_mask_at_most(monkeypatch):
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    assert 1 <= process.cpu_limit() <= min(64, cpus)
-    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
-    assert process.cpu_limit() == 1
-    monkeypatch.setenv("XLA_FLAGS", "")
-    monkeypatch.setattr(process, "_cgroup_cpus", lambda: 1)
-    assert process.cpu_limit() == 1
-
-
-def test_a_cgroup_quota_caps_the_cpus(tmp_path, monkeypatch):
-    """``cpu.max`` of cgroup v2 ("quota period", or "max"), rounded up to whole CPUs."""
-    (tmp_path / "proc").write_text("0::/box\n")
-    box = tmp_path / "cg" / "box"
-    box.mkdir(parents=True)
-    real = process.Path
-
-    def fake(path, *rest):
-        text = str(path)
-        if text == "/proc/self/cgroup":
-            return real(tmp_path / "proc")
-        if text.startswith("/sys/fs/cgroup"):
-            return real(str(tmp_path / "cg") + text[len("/sys/fs/cgroup"):], *rest)
-        return real(path, *rest)
-
-    monkeypatch.setattr(process, "Path", fake)
-    for text, want in (("150000 100000", 2), ("100000 100000", 1), ("max 100000", None), ("50000 100000", 1)):
-        (box / "cpu.max").write_text(text + "\n")
-        assert process._cgroup_cpus() == want, text
+    before = fs.config.kernel_threads
+    try:
+        fs.config.update("kernel_threads", 3)
+        assert kernel.stats()["max_parts"] == 3
+        fs.config.update("kernel_threads", 0)
+        assert kernel.stats()["max_parts"] == 64
+    finally:
+        fs.config.update("kernel_threads", before)
+    with pytest.raises(fs.LayoutError, match=r"process's.*fs\.config\.update\('kernel_threads', 2\)"):
+        with fs.config.using(kernel_threads=2):
+            pass
+    for bad in (-1, 65, True, 1.5):
+        with pytest.raises(fs.LayoutError, match=r"'kernel_threads' takes 0 .* 1 to 64"):
+            fs.config.update("kernel_threads", bad)
 
 
 # -- forks ------------------------------------------------------------------------------------

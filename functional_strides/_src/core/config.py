@@ -9,7 +9,7 @@ Two options, each a bool, on by default where the compiled part is built:
 * ``native_overlap`` -- the C overlap search (``_src/core/overlap/_dfs_native.c``). Off, the
   same search runs in Python (the same answers, slower).
 
-And one integer:
+And two integers:
 
 * ``overlap_max_work`` -- the work an overlap query takes by default (``fs.overlaps``,
   ``fs.has_internal_overlap``, ``fs.internal_overlap_witness``, ``fs.overlap_witness``, the
@@ -19,6 +19,11 @@ And one integer:
   exact answers whatever they cost (the problem is NP-hard). A query past it raises
   ``TooHardError`` naming this option; a write past it is planned as overlapping, which gives
   the same values either way.
+* ``kernel_threads`` -- the most threads one call of the strided copy or write runs on (the
+  calling thread and the tasks it hands to XLA's intra-op pool): ``0`` (the default) for as
+  many as that pool has, as jaxlib's own CPU kernels take, or a cap from 1 to 64. The kernel
+  reads it at every call, so it applies to programs already compiled; it is the process's
+  (as ``torch.set_num_threads``): set it with ``update``, not ``using``.
 
 The environment variable ``FUNCTIONAL_STRIDES_PURE_PYTHON`` set to a non-empty value when the
 package is imported makes the two switches default to off. ``update`` changes an option for the whole
@@ -37,7 +42,7 @@ Example:
   ...     config.native_copy
   False
   >>> sorted(config.values())
-  ['native_copy', 'native_overlap', 'overlap_max_work']
+  ['kernel_threads', 'native_copy', 'native_overlap', 'overlap_max_work']
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .errors import LayoutError
 
@@ -59,11 +64,16 @@ OPTIONS = {
     "native_copy": "the C++ strided copy and write on XLA:CPU (the 'strided_copy' read and write paths)",
     "native_overlap": "the C overlap search (its Python twin runs otherwise: the same answers)",
     "overlap_max_work": "the work an overlap query takes by default (-1: exact, whatever it costs)",
+    "kernel_threads": "the most threads one call of the strided copy or write takes (0: XLA's pool's size)",
 }
 
 #: ``overlap_max_work``'s default: units of work (about a second of the Python search at most).
 OVERLAP_MAX_WORK = 10**6
-_INTEGER_OPTIONS = ("overlap_max_work",)
+#: ``kernel_threads``' largest cap (the kernel's most parts of one call).
+KERNEL_MAX_THREADS = 64
+_INTEGER_OPTIONS = ("overlap_max_work", "kernel_threads")
+#: The options that are the process's, set with ``update`` only.
+_PROCESS_OPTIONS = ("kernel_threads",)
 
 _NO_OVERRIDES: dict[str, bool | int] = {}  # never changed: using() sets a new dict
 _overrides: contextvars.ContextVar[dict[str, bool | int]] = contextvars.ContextVar(
@@ -83,7 +93,10 @@ class Config:
         off = bool(os.environ.get(PURE_PYTHON_ENV))
         values: dict[str, bool | int] = {name: not off for name in OPTIONS if name not in _INTEGER_OPTIONS}
         values["overlap_max_work"] = OVERLAP_MAX_WORK
+        values["kernel_threads"] = 0
         self._values = values
+        # called with the new value when update() sets an option (the kernel's thread cap)
+        self._on_update: dict[str, Callable[[bool | int], None]] = {}
 
     def __getattr__(self, name: str) -> bool | int:
         if name.startswith("_") or name not in OPTIONS:
@@ -112,9 +125,11 @@ class Config:
         """Set option ``name`` to ``value`` for the whole process (as ``jax.config.update``).
 
         Args:
-          name: ``"native_copy"``, ``"native_overlap"`` or ``"overlap_max_work"``.
+          name: ``"native_copy"``, ``"native_overlap"``, ``"overlap_max_work"`` or
+            ``"kernel_threads"``.
           value: ``True`` (run the compiled part where it is built) or ``False``; for
-            ``overlap_max_work``, ``-1`` or an int >= 0.
+            ``overlap_max_work``, ``-1`` or an int >= 0; for ``kernel_threads``, ``0`` (as
+            many threads as XLA's pool has) or 1 to 64.
         Raises:
           LayoutError: ``name`` is not an option, or ``value`` is not a bool.
         Example:
@@ -127,6 +142,8 @@ class Config:
         traced with."""
         self._check(name, value, "update")
         self._values[name] = value
+        if name in self._on_update:
+            self._on_update[name](value)
 
     @contextlib.contextmanager
     def using(self, **values: bool | int) -> Iterator[None]:
@@ -141,12 +158,17 @@ class Config:
           >>> c = Config()
           >>> with c.using(native_copy=False, native_overlap=False, overlap_max_work=-1):
           ...     c.values()
-          {'native_copy': False, 'native_overlap': False, 'overlap_max_work': -1}
+          {'native_copy': False, 'native_overlap': False, 'overlap_max_work': -1, 'kernel_threads': 0}
 
         Semantics: ``jax``'s configuration context managers (``jax.numpy_rank_promotion(...)``),
         thread-local as theirs."""
         for name, value in values.items():
             self._check(name, value, "using")
+            if name in _PROCESS_OPTIONS:
+                raise LayoutError(
+                    f"config.using: option {name!r} is the process's, not a thread's (the kernel's parts run "
+                    f"on XLA's pool, whoever called it): set it with fs.config.update({name!r}, {value!r}) "
+                    f"and back with fs.config.update({name!r}, {self._values[name]!r}).")
         token = _overrides.set({**_overrides.get(), **values})
         try:
             yield
@@ -160,6 +182,11 @@ class Config:
     def _check(name: str, value: object, op: str) -> None:
         if name not in OPTIONS:
             raise LayoutError(f"config.{op}: unknown option {name!r} (options: {', '.join(OPTIONS)}).")
+        if name == "kernel_threads":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= KERNEL_MAX_THREADS:
+                raise LayoutError(f"config.{op}: option 'kernel_threads' takes 0 (as many threads as XLA's "
+                                  f"pool has) or a cap from 1 to {KERNEL_MAX_THREADS} (got {value!r}).")
+            return
         if name in _INTEGER_OPTIONS:
             if isinstance(value, bool) or not isinstance(value, int) or value < -1:
                 raise LayoutError(f"config.{op}: option {name!r} takes -1 (exact) or an int >= 0, a budget "

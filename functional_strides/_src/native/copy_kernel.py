@@ -47,9 +47,8 @@ import numpy as np
 from jax import lax
 
 from ..core.builds import load_extension
-from ..core.config import config
+from ..core.config import KERNEL_MAX_THREADS, config
 from ..core.layout import Layout
-from .process import cpu_limit
 
 __all__ = ["OPERANDS_TARGET", "SOURCES", "TARGET", "WRITE_TARGET", "alike", "coalesced", "enabled",
            "extension", "ffi_read", "ffi_read_operands", "ffi_write", "handler_time", "kernel_offset",
@@ -79,8 +78,19 @@ def _load_native() -> ModuleType | None:
     jax.ffi.register_ffi_target(TARGET, module.strided_copy(), platform="cpu")
     jax.ffi.register_ffi_target(OPERANDS_TARGET, module.strided_copy_operands(), platform="cpu")
     jax.ffi.register_ffi_target(WRITE_TARGET, module.strided_write(), platform="cpu")
-    module._set_max_parts(cpu_limit())
+    _apply_kernel_threads(config.kernel_threads, module)
     return module
+
+
+def _apply_kernel_threads(value: bool | int, module: ModuleType | None = None) -> None:
+    """Give the loaded extension ``fs.config.kernel_threads`` as its cap on one call's parts
+    (0: as many as XLA's pool has)."""
+    module = module or native
+    if module is not None:
+        module._set_max_parts(int(value) or KERNEL_MAX_THREADS)
+
+
+config._on_update["kernel_threads"] = _apply_kernel_threads
 
 
 _loaded = False
@@ -121,9 +131,10 @@ def handler_time() -> tuple[int, float] | None:
 def stats() -> dict[str, int | float] | None:
     """The extension's counters since it was loaded, or None when it is not loaded: ``calls``
     and ``seconds`` (as :func:`handler_time`), ``tasks_scheduled`` (tasks handed to XLA's
-    intra-op pool), ``tasks_joined`` (those that found work left), ``calls_alone`` (calls on a
-    thread of that pool, or in a forked child, run on the calling thread alone),
-    ``pool_threads`` (the pool's size at the latest call), ``max_parts`` (:func:`cpu_limit`)
+    intra-op pool), ``tasks_joined`` (those that found work left), ``calls_alone`` (calls in a
+    forked child, run on the calling thread alone),
+    ``pool_threads`` (the pool's size at the latest call), ``max_parts``
+    (``fs.config.kernel_threads``, 64 where that is 0)
     and ``advised_bytes`` (of outputs advised to take 2 MiB pages)."""
     return None if native is None else native.stats()
 

@@ -287,12 +287,12 @@ static PyMethodDef kMethods[] = {
      "the time spent inside them (steady clock), to tell a call's kernel from the runtime around it."},
     {"stats", Stats, METH_NOARGS,
      "stats() -> dict: calls and seconds (as handler_time), tasks_scheduled on XLA's intra-op pool, "
-     "tasks_joined (those that found chunks left), calls_alone (calls on a pool thread or in a forked "
-     "child, run alone), pool_threads (the pool's size at the latest call, -1 before any), max_parts "
+     "tasks_joined (those that found chunks left), calls_alone (calls in a forked child, run alone)"
+     ", pool_threads (the pool's size at the latest call, -1 before any), max_parts "
      "(the cap set by _set_max_parts) and advised_bytes (of outputs advised to take 2 MiB pages)."},
     {"_set_max_parts", SetMaxParts, METH_O,
      "_set_max_parts(n) -> previous: the most threads (the calling one and the pool's) one call runs on, "
-     "1 to 64: the CPUs the process may use, or 1 where XLA's flags turn its multi-threading off."},
+     "1 to 64 (fs.config's kernel_threads; 64 where that is 0, as many as the pool has)."},
     {"_set_task_min_bytes", SetTaskMinBytes, METH_O,
      "_set_task_min_bytes(n) -> previous: the minimum memory traffic (bytes) per part of a call, for "
      "benchmarks."},

@@ -12,19 +12,17 @@
 // not started, only for the chunks a started one holds. A task that starts after the call has
 // returned finds no chunk left and only drops its reference to the work.
 //
-// A call that runs on a thread of the pool itself (XLA running thunks of one program side by
-// side) runs alone: the pool is busy with the program's other work already. So does a call in
-// the child of a fork(): the pool's workers are not there (only the forking thread is), and a
-// lock of the pool's queues may have been held at the fork. The thread count
-// is XLA's: the pool's size (which follows the CPUs the process may run on, taskset), capped by
-// g_max_parts (the CPUs the process may use, cgroup quotas included, as the Python side reads
-// them, and 1 under --xla_cpu_multi_thread_eigen=false); a pool of one thread (or none: an
-// error of Schedule runs the task on the caller) means one part.
+// The thread count is XLA's, as jaxlib's own CPU kernels take it: the pool's num_threads() (XLA
+// sizes the pool by the CPUs the process may run on, or by the devices it simulates), capped
+// by g_max_parts (fs.config's kernel_threads; no cap by default). A call from a thread of the
+// pool itself splits the same way: its tasks queue behind the program's other work, and the
+// calling thread drains whatever they have not started. A call in the child of a fork() runs
+// alone: the pool's workers are not there (only the forking thread is), and a lock of the
+// pool's queues may have been held at the fork. A pool of one thread (or none: an error of
+// Schedule runs the task on the caller) means one part.
 
 #ifndef FUNCTIONAL_STRIDES_NATIVE_PARALLEL_H_
 #define FUNCTIONAL_STRIDES_NATIVE_PARALLEL_H_
-
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,7 +30,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -65,11 +62,10 @@ inline std::atomic<int64_t> g_task_min_bytes{kTaskMinBytes};
 // What the calls have done, for tests and benchmarks (the module's stats()).
 inline std::atomic<int64_t> g_tasks_scheduled{0};  // tasks handed to the pool
 inline std::atomic<int64_t> g_tasks_joined{0};     // of those, tasks that found chunks left
-inline std::atomic<int64_t> g_calls_alone{0};      // calls on a pool thread (or forked), run alone
+inline std::atomic<int64_t> g_calls_alone{0};      // calls in a forked child, run alone
 inline std::atomic<int64_t> g_pool_threads{-1};    // the pool's size at the latest call
-// The most parts of one call (the module's _set_max_parts(): the CPUs the process may run on,
-// which XLA sizes its pool by but for the devices it simulates, or 1 where XLA's flags turn its
-// multi-threading off).
+// The most parts of one call (the module's _set_max_parts(): fs.config's kernel_threads, or
+// kMaxThreads where that is 0).
 inline std::atomic<int> g_max_parts{kMaxThreads};
 // Set in the child of a fork() (pthread_atfork, registered when the module is loaded).
 inline std::atomic<bool> g_forked{false};
@@ -82,23 +78,6 @@ inline void Pause() {
 #endif
 }
 
-// Set on a thread that ran one of this module's tasks (a worker of XLA's pool).
-inline bool& RanPoolTask() {
-  thread_local bool ran = false;
-  return ran;
-}
-
-// Whether the calling thread is a worker of XLA's intra-op pool: one that ran a task of ours,
-// or one XLA named for its Eigen pool ("XLAEigen"; tsl prefixes its threads' names).
-inline bool OnPoolThread() {
-  thread_local const bool named = [] {
-    char name[16] = {0};
-    return pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-           std::strstr(name, "XLAEigen") != nullptr;
-  }();
-  return named || RanPoolTask();
-}
-
 // The work of one call, shared with the tasks scheduled on the pool.
 struct Work {
   Kind kind = kRead;
@@ -108,7 +87,6 @@ struct Work {
   int64_t per_chunk = 1;  // blocks per chunk
   int64_t chunks = 0;
   int parts = 1;          // the threads that drain it, one range of chunks each
-  std::thread::id caller;  // the calling thread
   std::fenv_t fenv;        // the calling thread's floating-point environment (flush-to-zero
                            // included), which the tasks take on for their chunks
   std::atomic<int> joined{0};
@@ -170,7 +148,6 @@ struct Work {
 
   // A task on the pool: the chunks left, in the calling thread's floating-point environment.
   void Help() {
-    if (std::this_thread::get_id() != caller) RanPoolTask() = true;  // not run inline by Schedule
     std::fenv_t own;
     std::fegetenv(&own);
     std::fesetenv(&fenv);
@@ -199,9 +176,9 @@ inline void RunSplit(ffi::ThreadPool& pool, const std::shared_ptr<Work>& work, b
   const Plan& plan = work->plan;
   const int64_t pool_threads = pool.num_threads();
   g_pool_threads.store(pool_threads, std::memory_order_relaxed);
-  const bool on_pool = !alone && (OnPoolThread() || g_forked.load(std::memory_order_relaxed));
-  if (on_pool) g_calls_alone.fetch_add(1, std::memory_order_relaxed);
-  const int64_t threads = alone || on_pool ? 1 : std::clamp<int64_t>(pool_threads, 1, g_max_parts.load());
+  const bool forked = !alone && g_forked.load(std::memory_order_relaxed);
+  if (forked) g_calls_alone.fetch_add(1, std::memory_order_relaxed);
+  const int64_t threads = alone || forked ? 1 : std::clamp<int64_t>(pool_threads, 1, g_max_parts.load());
   const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
   // parts of kTaskMinBytes' traffic at least (the product saturates far above any output)
   const double traffic = static_cast<double>(plan.blocks) * static_cast<double>(block_cost);
@@ -221,7 +198,6 @@ inline void RunSplit(ffi::ThreadPool& pool, const std::shared_ptr<Work>& work, b
   parts = std::min(parts, work->chunks);
   work->Split(static_cast<int>(parts));
   if (parts > 1) {
-    work->caller = std::this_thread::get_id();
     std::fegetenv(&work->fenv);
     for (int64_t k = 1; k < parts; ++k) {
       g_tasks_scheduled.fetch_add(1, std::memory_order_relaxed);
