@@ -79,6 +79,7 @@ from ._src.core.memory_format import preserve_format as preserve_format
 from ._src.core.overlap.overlap import has_internal_overlap as has_internal_overlap
 from ._src.core.overlap.overlap import internal_overlap_witness as internal_overlap_witness
 from ._src.core.overlap.overlap import overlap_witness as overlap_witness
+from ._src.core.strategies import Plan as Plan
 from ._src.explain.explain import Explanation as Explanation
 from ._src.explain.explain import explain as explain
 from ._src.lowering.reads import METHODS as READ_METHODS
@@ -97,6 +98,7 @@ __all__ = [
     "ForkError",
     "IndexTypeError",
     "Layout",
+    "Plan",
     "LayoutError",
     "LayoutTypeError",
     "MemoryFormat",

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _support import copy_kernel, examples
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import layouts, view_shapes
 
@@ -218,6 +218,55 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     every_other = " ".join(fs.explain(Layout((512, 512), (2048, 2)), show=False).text.split())
     assert ("strided_copy: every other element, 65536 <= 262144 <= 1048576 elements (last dim of "
             "stride 2). On CPU: one call") in every_other and "across devices: structured." in every_other
+
+
+def _unwrapped(text: str) -> str:
+    return " ".join(text.split())
+
+
+@examples(13)
+@given(layouts())
+def test_explain_prints_the_plans_own_reasons(lay):
+    """The plans section is the plans' own reasons (``fs.Plan.reasons``), in order, the first
+    on the plan's line: explain derives nothing of its own."""
+    assume(all(s >= 0 for s in lay.strides))  # negative strides are planned for the flipped view
+    n = lay.required_storage_size
+    flat = _unwrapped(fs.explain(lay, show=False).section("plans"))
+    plans = [("read plan (fs.read_plan)", fs.read_plan(lay))]
+    plans += [(f"write plan (fs.write_plan, mode={mode!r})", fs.write_plan(lay, max(n, 1), mode=mode))
+              for mode in ("set", "add")]
+    for name, plan in plans:
+        assert isinstance(plan, fs.Plan) and isinstance(plan, str) and plan.reasons, (name, plan)
+        first, *rest = plan.reasons
+        if not (len(first.split()[0]) > 1 and first.split()[0].isupper()):
+            first = first[0].lower() + first[1:]
+        assert f"{name}" in flat and f": {plan}: {' '.join([first, *rest])}" in flat, (name, plan, flat)
+
+
+def test_plans_carry_their_reasons():
+    """``read_plan``/``write_plan`` answer a ``fs.Plan``: the path's name as a ``str`` (equal,
+    hashed and pickled as it) and the reasons of the rule that chose it: a path asked for by
+    ``method=`` says so first, a fold through stride-0 dims says so first, and the strided
+    copy's reasons end with those of the XLA path it falls back to."""
+    import pickle
+
+    lay = Layout((3, 3), (2, 3))
+    plan = fs.read_plan(lay)
+    assert plan == "gather" and {plan: 1}["gather"] == 1 and pickle.loads(pickle.dumps(plan)) == "gather"
+    assert plan.reasons[0].startswith("Canonical dims [3x3, 3x2]")
+    assert plan.reasons[1] == "They form no strided box."
+    assert plan.reasons is plan.reasons  # worked out once
+    forced = fs.read_plan(Layout((4, 4), (1, 4)), method="gather")
+    assert forced == "gather" and forced.reasons[0] == "Asked for with method='gather'."
+    x = fs.from_array(jnp.zeros(64)).view(8, 8).t()
+    assert fs.read_plan(x) == fs.read_plan(x.layout)  # a StridedArray or its layout alike
+    fold = fs.write_plan(Layout((4, 1024), (0, 1)), 1024, mode="add")
+    assert fold.reasons[0].startswith("The stride-0 dims' contributions are folded into the stored values")
+    assert fs.write_plan(Layout((4, 1024), (0, 1)), 1024, mode="set").reasons[0] != fold.reasons[0]
+    copy_kernel()
+    big = fs.read_plan(Layout((1024, 512), (1, 1024)))
+    xla = fs.read_plan(Layout((1024, 512), (1, 1024)), method="structured")
+    assert big == "strided_copy" and big.reasons[-len(xla.reasons) + 1:] == xla.reasons[1:]
 
 
 def _logical_lines(section: str) -> list[str]:

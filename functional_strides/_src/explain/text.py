@@ -12,15 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core import canonical as _canonical
 from ..core import views as _views
 from ..core.config import config as _config
 from ..core.layout import Layout, format_layout
 from ..core.overlap import dfs as _dfs
 from ..core.overlap import overlap as _overlap
-from ..core.strategies import Need
 from ..lowering import reads as _lowering
-from ..lowering import tiled as _tiled
 from ..lowering import writes as _scatter
 from ..native import copy_kernel as _copy_kernel
 from .subject import _coord_text, _Subject
@@ -118,174 +115,6 @@ def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
     return "[" + ", ".join(f"{n}x{s}" for n, s in dims) + "]"
 
 
-def _read_reason(layout: Layout, n: int) -> tuple[str, list[str]]:
-    """The read plan of ``layout`` over a storage of ``n`` elements, and why: one sentence per
-    fact (the first says why the plan applies)."""
-    path = _lowering.read_plan(layout)
-    if path != "strided_copy":
-        return path, _xla_read_reason(layout, n, path)
-    c = _canonical.canonicalize(layout)
-    xla = _lowering.xla_read_plan(layout)
-    kind = _lowering.copy_kind(c)
-    row = c.dims[c.perm[-1]][0] if c.dims else 0
-    what = {
-        "tiles": f"A permute of {c.numel} >= {_lowering.COPY_MIN_ELEMENTS} elements whose last dim jumps "
-                 f">= {_lowering.COPY_TILE_JUMP} elements.",
-        "rows": f"A permute of {c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
-                f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements.",
-        "windows": f"{c.numel} >= {_lowering.COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
-                   f"{row} >= {_lowering.COPY_MIN_ROW} contiguous elements.",
-        "far": (f"{c.numel} >= {_lowering.COPY_FAR_PAGE_MIN_ELEMENTS} elements a page apart (stride "
-                f"{c.dims[0][1]} >= {_lowering.COPY_FAR_PAGE})."
-                if c.dims and c.dims[0][1] >= _lowering.COPY_FAR_PAGE else
-                f"{c.numel} >= {_lowering.COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
-                f"{c.dims[0][1] if c.dims else 0} >= {_lowering.COPY_TILE_JUMP})."),
-        "every_other": (f"Every other element, {_lowering.COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
-                        f"{_lowering.COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)."),
-    }.get(kind or "", f"{c.numel} elements.")
-    return path, [
-        what,
-        "On CPU: one call of the compiled strided copy.",
-        "It writes the output once, in order, with a memcpy per contiguous run.",
-        "It moves tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more) where the "
-        "last dim jumps a cache line per element.",
-        "It stores a large permute's output past the caches.",
-        "It spreads its chunks over as many threads as XLA's pool has.",
-        f"On other platforms, for jax.export and under a vmap split across devices: {xla}.",
-        *_xla_read_reason(layout, n, xla),
-    ]
-
-
-def _xla_read_reason(layout: Layout, n: int, path: str) -> list[str]:
-    """Why the XLA read ``path`` of ``layout`` over a storage of ``n`` elements was chosen, one
-    sentence per fact."""
-    c = _canonical.canonicalize(layout)
-    if path == "empty":
-        return ["A zero extent: nothing is read.", "Zeros of the shape are returned."]
-    dims = _dims_text(c.dims) if c.dims else "[] (one element)"
-    head = f"Canonical dims {dims} (extent x stride; size-1 dims dropped, merged, sorted by stride)."
-    tail = []
-    b = _canonical.box(c.dims)
-    if c.perm != tuple(range(len(c.perm))):
-        plan = _tiled.tiled_plan(b.shape, c.perm, 4) if b is not None else None
-        if plan is not None and b is not None and _lowering.reads_by_reshapes(n, c.offset, b):
-            tail.append(f"Then a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
-                        f"{plan.q_tile} for a 4-byte dtype) of a batch of {plan.batch} ({plan.p}, {plan.q}) "
-                        "matrices.")
-        else:
-            tail.append("Then a transpose back to your order of dims.")
-    if c.broadcast:
-        tail.append(f"Then a broadcast along stride-0 dims {list(c.broadcast)}.")
-    if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
-        blocks = _tiled.blocks(b.shape, c.perm)
-        assert blocks is not None  # the gather path of a box is chosen by its blocks
-        _, p, q = blocks
-        return [head, "They form a strided box.",
-                f"Its permute moves {p} rows, {q} elements apart, to the innermost dim (<= "
-                f"{_lowering.GATHER_MAX_ROWS} rows, a multiple of {_lowering.GATHER_ROWS_APART} apart).",
-                "One gather of single elements over your dims reads it faster than a transpose "
-                "(indices built in the graph from iota)."]
-    if path == "structured":
-        assert b is not None  # the structured path reads boxes only
-        if len(b.dims) < 2:
-            how = "One strided slice of the storage reads it; no gather."
-        else:
-            how = (f"A slice of the storage, a reshape into rows of {b.pitches[0]} and a strided slice "
-                   "read it; no gather.")
-        return [head, "They form a strided box.", how, *tail]
-    k = max(1, _canonical.inner_box_start(c.dims))
-    inner, step = _canonical.box(c.dims[k:]), c.dims[k - 1][1]
-    assert inner is not None  # the dims from inner_box_start on are a box
-    why = [head, "They form no strided box.",
-           f"Rows of {inner.reach} storage elements start every {step}, so they overlap or interleave."]
-    if path == "row_gather":
-        return [*why, f"The rows hold >= {_lowering.ROW_GATHER_MIN_ROW} elements and lie at least "
-                      f"{_lowering.ROW_GATHER_MIN_STEP} apart.",
-                "One gather of whole rows reads them, then the strided read inside each row.", *tail]
-    if path == "slices":
-        return [*why, "A few shifted slices cover the windows.", *tail]
-    short = []
-    if inner.reach < _lowering.ROW_GATHER_MIN_ROW:
-        short.append(f"rows of {inner.reach} < {_lowering.ROW_GATHER_MIN_ROW} elements")
-    if step < _lowering.ROW_GATHER_MIN_STEP:
-        short.append(f"rows {step} < {_lowering.ROW_GATHER_MIN_STEP} apart")
-    return [*why, f"A row gather does not pay ({' and '.join(short)}).",
-            "One gather of single elements reads them (indices built in the graph from iota).", *tail]
-
-
-def _write_reason(layout: Layout, n: int, mode: str) -> tuple[str, list[str]]:
-    folded = _scatter._folded_layout(layout, mode)
-    if folded is not None:  # the contributions through stride-0 dims folded in, the rest set
-        path, why = _write_reason(folded, n, "set")
-        fold = (f"The stride-0 dims' contributions are folded into the stored values one by one "
-                f"(mode {mode!r}, row-major order), then the view {folded} is set.")
-        return path, [fold, *why]
-    path = _scatter.write_plan(layout, n, mode=mode)
-    if path != "strided_copy":
-        return path, _xla_write_reason(layout, n, mode, path)
-    xla = _scatter._plan(layout, n, mode, "auto", "write", copy_kernel=False)
-    c = _canonical.canonicalize(layout)
-    out = [f"{c.numel} >= {_scatter.COPY_WRITE_MIN_ELEMENTS} elements, mode {mode!r}."]
-    if _scatter._parallel_windows(c):
-        out.append(f"Overlapping windows {_dims_text(c.dims)}: split over the threads by runs of storage "
-                   "slots, each slot's elements in row-major order.")
-    return path, [
-        *out,
-        "On CPU: one call of the compiled strided write.",
-        "It updates the view's slots in place when the storage is donated (else XLA copies the storage "
-        "first).",
-        f"On other platforms, for jax.export, under a vmap split across devices and for dtypes it does not "
-        f"{mode}: {xla}.",
-        *_xla_write_reason(layout, n, mode, xla),
-    ]
-
-
-def _xla_write_reason(layout: Layout, n: int, mode: str, path: str) -> list[str]:
-    """Why the XLA write ``path`` of ``layout`` (``mode``, a storage of ``n``) was chosen, one
-    sentence per fact."""
-    if path == "empty":
-        return ["A zero extent: the storage is returned unchanged."]
-    c = _canonical.canonicalize(layout)
-    if path == "block":
-        return ["One contiguous run: a dynamic_update_slice of the storage."]
-    if path == "permutation":
-        inverse = _scatter.permutation_inverse(layout, n)
-        return [f"A set through a view that visits each of the {n} slots once.",
-                f"The new storage is the values read back through the inverse view {inverse} (the read "
-                "plan of that view); the old storage is not read."]
-    ok = _scatter.WRITES.applies(c, Need(n, mode))
-    cover = c.numel / n if ok["block"] else 0.0
-    rows = None
-    if ok["row_scatter"]:
-        _, _, inner = _scatter._split_rows(c)
-        rows = (inner.reach, _scatter._row_density(c))
-    if path == "row_scatter":
-        assert rows is not None  # the path is taken only where it applies
-        return [f"Rows of {rows[0]} storage elements, {rows[1]:.0%} written (>= "
-                f"{_scatter.ROW_SCATTER_MIN_ROW} elements, >= {_scatter.ROW_SCATTER_MIN_DENSITY:.0%} "
-                "written).", "One scatter of whole rows."]
-    if path == "structured":
-        return [f"A block of a grid of the storage covering {cover:.0%} of its {n} elements.",
-                "The storage is rewritten by pad/reshape and a select, with no index."]
-    why = []
-    if not ok["row_scatter"]:
-        if len(c.dims) < 2:
-            why.append("No rows to scatter (one canonical dim).")
-        elif c.dims[-1][1] != 1:
-            why.append(f"No dense rows: the innermost canonical dim has stride {c.dims[-1][1]}, so a "
-                       "row update would write the slots between its elements.")
-        else:
-            why.append("No row scatter: the rows would overlap.")
-    elif rows is not None:
-        why.append(f"Rows of {rows[0]} elements, {rows[1]:.0%} written, are too short or sparse.")
-    if ok["block"]:
-        why.append(f"A grid block covers {cover:.0%} of {n} elements; a full rewrite pays from "
-                   f"{_scatter.STRUCTURED_MIN_FRACTION:.0%} of {_scatter.STRUCTURED_MIN_STORAGE} elements.")
-    else:
-        why.append("No grid block of the storage.")
-    return [*why, "One scatter of single elements."]
-
-
 def _plans(subject: _Subject) -> list[str]:
     """The read and write plans: for each, a line naming the plan and its first reason, then one
     indented sentence per further fact."""
@@ -308,15 +137,16 @@ def _plans(subject: _Subject) -> list[str]:
             out.append(f"  fs.flip(fs.as_strided(storage, {lay.shape}, {lay.strides}, {lay.offset}), "
                        f"{tuple(flipped)}) is the same view.")
     n = subject.storage_size if subject.storage_size is not None else lay.required_storage_size
-    read, why = _read_reason(lay, n)
-    out += _plan_lines("read plan (fs.read_plan)", read, why)
+    read = _lowering.read_plan_over(lay, n)
+    out += _plan_lines("read plan (fs.read_plan)", read, list(read.reasons))
     if n < (lay.required_storage_size or 0):
         return [*out, "write plan: none (the storage is too small for the view)."]
     if numel and not subject.storage_size:
         note = f" (over {n} elements, the required size)"
     witness = _overlap.write_check(lay)
     for mode in ("set", "add"):
-        path, why = _write_reason(lay, max(n, 1), mode)
+        path = _scatter.write_plan(lay, max(n, 1), mode=mode)
+        why = list(path.reasons)
         if mode == "set" and witness.__class__ is tuple:
             why.append("Only with overlap='last' (the row-major last element wins), else OverlapError.")
         out += _plan_lines(f"write plan (fs.write_plan, mode={mode!r}){note}", path, why)

@@ -58,7 +58,7 @@ from ..core.layout import (
     leaf_kind,
 )
 from ..core.overlap.overlap import is_monotone, is_non_overlapping_sufficient
-from ..core.strategies import Need, Strategies, Strategy
+from ..core.strategies import Need, Plan, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
 from ..native.process import check_not_forked
 from . import programs as _programs
@@ -507,6 +507,107 @@ def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     return "gather"
 
 
+def _dims_text(dims) -> str:
+    """Canonical dims as ``[extent x stride, ...]``."""
+    return "[" + ", ".join(f"{n}x{s}" for n, s in dims) + "]"
+
+
+def _why(layout: Layout, c: Canonical, need: Need, path: str, method: str) -> list[str]:
+    """The reasons of read path ``path`` for ``layout`` (canonical form ``c``), chosen by
+    ``method``: one sentence a fact, the first saying why the path applies (what a
+    :class:`~functional_strides._src.core.strategies.Plan` carries)."""
+    n = need.storage_size if need.storage_size is not None else layout.required_storage_size
+    asked = [f"Asked for with method={method!r}."] if method != "auto" else []
+    if path != "strided_copy":
+        return [*asked, *_xla_why(layout, c, n, path)]
+    xla = _plan(layout, "auto", Need(n, copy_kernel=False))
+    kind = copy_kind(c)
+    row = c.dims[c.perm[-1]][0] if c.dims else 0
+    what = {
+        "tiles": f"A permute of {c.numel} >= {COPY_MIN_ELEMENTS} elements whose last dim jumps "
+                 f">= {COPY_TILE_JUMP} elements.",
+        "rows": f"A permute of {c.numel} >= {COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
+                f"{row} >= {COPY_MIN_ROW} contiguous elements.",
+        "windows": f"{c.numel} >= {COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
+                   f"{row} >= {COPY_MIN_ROW} contiguous elements.",
+        "far": (f"{c.numel} >= {COPY_FAR_PAGE_MIN_ELEMENTS} elements a page apart (stride "
+                f"{c.dims[0][1]} >= {COPY_FAR_PAGE})."
+                if c.dims and c.dims[0][1] >= COPY_FAR_PAGE else
+                f"{c.numel} >= {COPY_FAR_MIN_ELEMENTS} far-apart elements (stride "
+                f"{c.dims[0][1] if c.dims else 0} >= {COPY_TILE_JUMP})."),
+        "every_other": (f"Every other element, {COPY_EVERY_OTHER_MIN_ELEMENTS} <= {c.numel} <= "
+                        f"{COPY_EVERY_OTHER_MAX_ELEMENTS} elements (last dim of stride 2)."),
+    }.get(kind or "", f"{c.numel} elements.")
+    return [
+        *asked,
+        what,
+        "On CPU: one call of the compiled strided copy.",
+        "It writes the output once, in order, with a memcpy per contiguous run.",
+        "It moves tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more) where the "
+        "last dim jumps a cache line per element.",
+        "It stores a large permute's output past the caches.",
+        "It spreads its chunks over as many threads as XLA's pool has.",
+        f"On other platforms, for jax.export and under a vmap split across devices: {xla}.",
+        *xla.reasons,
+    ]
+
+
+def _xla_why(layout: Layout, c: Canonical, n: int, path: str) -> list[str]:
+    """Why the XLA read ``path`` of ``layout`` (canonical form ``c``) over a storage of ``n``
+    elements, one sentence a fact."""
+    if path == "empty":
+        return ["A zero extent: nothing is read.", "Zeros of the shape are returned."]
+    dims = _dims_text(c.dims) if c.dims else "[] (one element)"
+    head = f"Canonical dims {dims} (extent x stride; size-1 dims dropped, merged, sorted by stride)."
+    tail = []
+    b = box(c.dims)
+    if c.perm != tuple(range(len(c.perm))):
+        plan = _tiled.tiled_plan(b.shape, c.perm, 4) if b is not None else None
+        if plan is not None and b is not None and reads_by_reshapes(n, c.offset, b):
+            tail.append(f"Then a transpose back to your order of dims, as a loop over tiles ({plan.p_tile} x "
+                        f"{plan.q_tile} for a 4-byte dtype) of a batch of {plan.batch} ({plan.p}, {plan.q}) "
+                        "matrices.")
+        else:
+            tail.append("Then a transpose back to your order of dims.")
+    if c.broadcast:
+        tail.append(f"Then a broadcast along stride-0 dims {list(c.broadcast)}.")
+    if path == "gather" and b is not None:  # a box whose permute reads faster as one gather
+        blocks = _tiled.blocks(b.shape, c.perm)
+        assert blocks is not None  # the gather path of a box is chosen by its blocks
+        _, p, q = blocks
+        return [head, "They form a strided box.",
+                f"Its permute moves {p} rows, {q} elements apart, to the innermost dim (<= "
+                f"{GATHER_MAX_ROWS} rows, a multiple of {GATHER_ROWS_APART} apart).",
+                "One gather of single elements over your dims reads it faster than a transpose "
+                "(indices built in the graph from iota)."]
+    if path == "structured":
+        assert b is not None  # the structured path reads boxes only
+        if len(b.dims) < 2:
+            how = "One strided slice of the storage reads it; no gather."
+        else:
+            how = (f"A slice of the storage, a reshape into rows of {b.pitches[0]} and a strided slice "
+                   "read it; no gather.")
+        return [head, "They form a strided box.", how, *tail]
+    k = max(1, inner_box_start(c.dims))
+    inner, step = box(c.dims[k:]), c.dims[k - 1][1]
+    assert inner is not None  # the dims from inner_box_start on are a box
+    why = [head, "They form no strided box.",
+           f"Rows of {inner.reach} storage elements start every {step}, so they overlap or interleave."]
+    if path == "row_gather":
+        return [*why, f"The rows hold >= {ROW_GATHER_MIN_ROW} elements and lie at least "
+                      f"{ROW_GATHER_MIN_STEP} apart.",
+                "One gather of whole rows reads them, then the strided read inside each row.", *tail]
+    if path == "slices":
+        return [*why, "A few shifted slices cover the windows.", *tail]
+    short = []
+    if inner.reach < ROW_GATHER_MIN_ROW:
+        short.append(f"rows of {inner.reach} < {ROW_GATHER_MIN_ROW} elements")
+    if step < ROW_GATHER_MIN_STEP:
+        short.append(f"rows {step} < {ROW_GATHER_MIN_STEP} apart")
+    return [*why, f"A row gather does not pay ({' and '.join(short)}).",
+            "One gather of single elements reads them (indices built in the graph from iota).", *tail]
+
+
 #: The read strategies, in order, and the rule "auto" follows (see :func:`read_plan`).
 READS = Strategies("materialize", (
     Strategy("structured", _applies_structured, _structured),
@@ -515,7 +616,7 @@ READS = Strategies("materialize", (
     Strategy("gather", lambda c, need: True, _element_gather),
     # lowered by _lower from the layout itself (the handler takes the user's dims)
     Strategy("strided_copy", _applies_strided_copy, None),
-), _auto)
+), _auto, _why)
 
 
 #: Lowering paths accepted by ``materialize(..., method=...)``: ``"auto"`` and each strategy.
@@ -537,7 +638,7 @@ def plan_subject(op: str, x: Any) -> tuple[Layout, int | None]:
                           f"{type(x).__name__} (got {x!r}); pass x.layout, or the array itself.")
 
 
-def read_plan(layout: Layout | Any, method: str = "auto") -> str:
+def read_plan(layout: Layout | Any, method: str = "auto") -> Plan:
     """The path ``materialize`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     ``"auto"`` follows the read table's rule, stated in code beside the table (named
@@ -555,8 +656,9 @@ def read_plan(layout: Layout | Any, method: str = "auto") -> str:
       method: ``"auto"`` or one of :data:`functional_strides.READ_METHODS` to check that it
         applies.
     Returns:
-      ``"empty"`` (a zero extent: no read), ``"structured"``, ``"slices"``, ``"row_gather"``,
-      ``"gather"`` or ``"strided_copy"``.
+      A :class:`functional_strides.Plan`: a ``str``, ``"empty"`` (a zero extent: no read),
+      ``"structured"``, ``"slices"``, ``"row_gather"``, ``"gather"`` or ``"strided_copy"``,
+      whose ``reasons`` say why, one sentence a fact (what ``fs.explain`` prints).
     Raises:
       LayoutError: ``method`` is unknown, or does not apply to ``layout``.
       LayoutTypeError: ``layout`` is neither a ``Layout`` nor a ``StridedArray``.
@@ -565,22 +667,30 @@ def read_plan(layout: Layout | Any, method: str = "auto") -> str:
       ('structured', 'row_gather')
       >>> read_plan(Layout((3, 3), (2, 3)))
       'gather'
+      >>> read_plan(Layout((3, 3), (2, 3))).reasons[1]
+      'They form no strided box.'
 
     Semantics: no PyTorch or NumPy counterpart (they copy with one strided loop); the
     choice ``jax.numpy`` would make is always a gather.
     """
-    layout, _ = plan_subject("read_plan", layout)
-    return _plan(layout, method, Need())
+    layout, size = plan_subject("read_plan", layout)
+    return _plan(layout, method, Need(size))
 
 
-def _plan(layout: Layout, method: str, need: Need) -> str:
+def read_plan_over(layout: Layout, storage_size: int) -> Plan:
+    """:func:`read_plan` of ``layout`` over a storage of ``storage_size`` elements (whose
+    reasons may depend on it), for ``fs.explain``."""
+    return _plan(layout, "auto", Need(storage_size))
+
+
+def _plan(layout: Layout, method: str, need: Need) -> Plan:
     # a traced offset is read through dynamic_window: planned as the view at its lowest offset
     if not layout.has_static_offset:
         layout = Layout(layout.shape, layout.strides, -layout.low_reach)
     return READS.plan(layout, method, need)
 
 
-def xla_read_plan(layout: Layout) -> str:
+def xla_read_plan(layout: Layout) -> Plan:
     """The path ``"auto"`` takes among the XLA strategies (:func:`read_plan` without the
     strided copy): on platforms other than CPU, for ``jax.export``, under a ``vmap`` split
     across devices (or at per-item offsets), and for sharded storages that XLA's partitioner splits."""

@@ -64,7 +64,7 @@ from ..core.errors import LayoutError, OverlapError
 from ..core.layout import Layout, check_in_storage, is_traced
 from ..core.overlap import overlap as _overlap
 from ..core.overlap.overlap import is_monotone
-from ..core.strategies import Need, Strategies, Strategy
+from ..core.strategies import Need, Plan, Strategies, Strategy
 from ..native import copy_kernel as _copy_kernel
 from ..native.process import check_not_forked
 from . import programs as _programs
@@ -545,6 +545,77 @@ def _auto(c: Canonical, need: Need, ok: dict[str, bool]) -> str:
     return "scatter"
 
 
+def _why(layout: Layout, c: Canonical, need: Need, path: str, method: str) -> list[str]:
+    """The reasons of write path ``path`` for ``layout`` (canonical form ``c``; the mode and
+    the storage's size in ``need``), chosen by ``method``: one sentence a fact, the first
+    saying why the path applies (what a
+    :class:`~functional_strides._src.core.strategies.Plan` carries)."""
+    n, mode = need.storage_size, need.mode
+    assert n is not None and mode is not None  # a write knows both
+    asked = [f"Asked for with method={method!r}."] if method != "auto" else []
+    if path != "strided_copy":
+        return [*asked, *_xla_why(layout, c, n, mode, path)]
+    xla = WRITES.plan(layout, "auto", Need(n, mode, copy_kernel=False))
+    out = [*asked, f"{c.numel} >= {COPY_WRITE_MIN_ELEMENTS} elements, mode {mode!r}."]
+    if _parallel_windows(c):
+        out.append(f"Overlapping windows {_reads._dims_text(c.dims)}: split over the threads by runs of "
+                   "storage slots, each slot's elements in row-major order.")
+    return [
+        *out,
+        "On CPU: one call of the compiled strided write.",
+        "It updates the view's slots in place when the storage is donated (else XLA copies the storage "
+        "first).",
+        f"On other platforms, for jax.export, under a vmap split across devices and for dtypes it does not "
+        f"{mode}: {xla}.",
+        *xla.reasons,
+    ]
+
+
+def _xla_why(layout: Layout, c: Canonical, n: int, mode: str, path: str) -> list[str]:
+    """Why the XLA write ``path`` of ``layout`` (canonical form ``c``; ``mode``, a storage of
+    ``n``), one sentence a fact."""
+    if path == "empty":
+        return ["A zero extent: the storage is returned unchanged."]
+    if path == "block":
+        return ["One contiguous run: a dynamic_update_slice of the storage."]
+    if path == "permutation":
+        inverse = permutation_inverse(layout, n)
+        return [f"A set through a view that visits each of the {n} slots once.",
+                f"The new storage is the values read back through the inverse view {inverse} (the read "
+                "plan of that view); the old storage is not read."]
+    ok = WRITES.applies(c, Need(n, mode))
+    cover = c.numel / n if ok["block"] else 0.0
+    rows = None
+    if ok["row_scatter"]:
+        _, _, inner = _split_rows(c)
+        rows = (inner.reach, _row_density(c))
+    if path == "row_scatter":
+        assert rows is not None  # the path is taken only where it applies
+        return [f"Rows of {rows[0]} storage elements, {rows[1]:.0%} written (>= "
+                f"{ROW_SCATTER_MIN_ROW} elements, >= {ROW_SCATTER_MIN_DENSITY:.0%} "
+                "written).", "One scatter of whole rows."]
+    if path == "structured":
+        return [f"A block of a grid of the storage covering {cover:.0%} of its {n} elements.",
+                "The storage is rewritten by pad/reshape and a select, with no index."]
+    why = []
+    if not ok["row_scatter"]:
+        if len(c.dims) < 2:
+            why.append("No rows to scatter (one canonical dim).")
+        elif c.dims[-1][1] != 1:
+            why.append(f"No dense rows: the innermost canonical dim has stride {c.dims[-1][1]}, so a "
+                       "row update would write the slots between its elements.")
+        else:
+            why.append("No row scatter: the rows would overlap.")
+    elif rows is not None:
+        why.append(f"Rows of {rows[0]} elements, {rows[1]:.0%} written, are too short or sparse.")
+    if ok["block"]:
+        why.append(f"A grid block covers {cover:.0%} of {n} elements; a full rewrite pays from "
+                   f"{STRUCTURED_MIN_FRACTION:.0%} of {STRUCTURED_MIN_STORAGE} elements.")
+    else:
+        why.append("No grid block of the storage.")
+    return [*why, "One scatter of single elements."]
+
+
 #: The write strategies, in order, and the rule "auto" follows (see :func:`write_plan`).
 WRITES = Strategies("write", (
     Strategy("block", _applies_block, _block),
@@ -554,22 +625,25 @@ WRITES = Strategies("write", (
     # lowered by lower_impl from the layout itself (the handler takes the user's dims)
     Strategy("strided_copy", _applies_strided_copy, None),
     Strategy("permutation", _applies_permutation, None),
-), _auto)
+), _auto, _why)
 
 #: Write paths accepted by ``write(..., method=...)``: ``"auto"`` and each strategy.
 METHODS = WRITES.methods
 
 
-def _plan(layout: Layout, n: int, mode: str, method: str, op: str, copy_kernel: bool = True) -> str:
+def _plan(layout: Layout, n: int, mode: str, method: str, op: str, copy_kernel: bool = True) -> Plan:
     folded = _folded_layout(layout, mode)
     if folded is not None:  # a set of the folded values through the rest of the view
-        layout, mode = folded, "set"
+        plan = _plan(folded, n, "set", method, op, copy_kernel)
+        fold = (f"The stride-0 dims' contributions are folded into the stored values one by one "
+                f"(mode {mode!r}, row-major order), then the view {folded} is set.")
+        return Plan(plan, lambda: [fold, *plan.reasons])
     if not layout.has_static_offset:  # written through dynamic_window: the view at its lowest index
         layout, n = Layout(layout.shape, layout.strides, -layout.low_reach), layout.span + 1
     return WRITES.plan(layout, method, Need(n, mode, copy_kernel), op=op)
 
 
-def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> str:
+def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> Plan:
     """The path ``"auto"`` takes among the XLA strategies (:func:`write_plan` without the
     strided write): on platforms other than CPU, for ``jax.export``, under a ``vmap`` split
     across devices (or at per-item offsets), and for dtypes or modes the strided write does not
@@ -579,7 +653,7 @@ def xla_write_plan(layout: Layout, storage_size: int, mode: str = "set") -> str:
 
 
 def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: str = "set",
-               method: str = "auto") -> str:
+               method: str = "auto") -> Plan:
     """The path ``write`` takes for ``layout`` when the layout is static (inside ``jit``).
 
     Paths that apply: ``"block"`` when every canonical stride divides the one above it and
@@ -614,8 +688,10 @@ def write_plan(layout: Layout | Any, storage_size: int | None = None, *, mode: s
       method: ``"auto"`` or one of :data:`functional_strides.WRITE_METHODS` to check that it
         applies.
     Returns:
-      ``"empty"`` (a zero extent: nothing written), ``"block"``, ``"structured"``,
-      ``"row_scatter"``, ``"scatter"``, ``"strided_copy"`` or ``"permutation"``.
+      A :class:`functional_strides.Plan`: a ``str``, ``"empty"`` (a zero extent: nothing
+      written), ``"block"``, ``"structured"``, ``"row_scatter"``, ``"scatter"``,
+      ``"strided_copy"`` or ``"permutation"``, whose ``reasons`` say why, one sentence a fact
+      (what ``fs.explain`` prints).
     Raises:
       LayoutError: ``mode`` or ``method`` is unknown, or ``method`` does not apply.
       LayoutTypeError: ``layout`` is neither a ``Layout`` nor a ``StridedArray``.
