@@ -423,6 +423,20 @@ class Layout:
             return 0
         return sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0)
 
+    def offset_bounds(self, storage_size: int) -> tuple[int, int]:
+        """``(lowest, highest)``: the offsets (in elements, inclusive) at which the view lies
+        in a storage of ``storage_size`` elements, ``-low_reach`` to ``storage_size - span - 1
+        - low_reach``; the one rule by which a traced offset is clamped, as
+        ``lax.dynamic_slice`` clamps its start (reads, writes, refs, the strided copy's
+        operand and sharded reads all clamp by it). ``lowest > highest`` where no offset fits.
+
+        Example:
+          >>> Layout((3,), (-2,), 4).offset_bounds(10)
+          (4, 9)
+        """
+        below = self.low_reach
+        return -below, storage_size - self.span - 1 - below
+
     @property
     def required_storage_size(self) -> Any:
         """Smallest storage length that holds every index, the highest index + 1, that is

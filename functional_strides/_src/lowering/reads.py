@@ -739,7 +739,7 @@ def dynamic_window(storage: jax.Array, layout: Layout) -> tuple[jax.Array, jax.A
     # clamp the offset in its own width into the offsets that fit, then narrow (the clamped
     # value lies in [0, n)) and add `below`: an int64 offset past int32, or an int32 one within
     # |below| of its minimum, must neither wrap nor overflow
-    start = jnp.clip(jnp.asarray(layout.offset), -below, n - reach - below).astype(dtype) + below
+    start = jnp.clip(jnp.asarray(layout.offset), *layout.offset_bounds(n)).astype(dtype) + below
     return start, lax.dynamic_slice(storage, (start,), (reach,)), local
 
 

@@ -164,10 +164,9 @@ def _clamped(layout: Layout, n: int) -> Layout:
     """``layout`` with its traced offset clamped so that the view lies in ``n`` elements (as
     :func:`functional_strides._src.lowering.reads.dynamic_window` clamps it), in the index
     dtype."""
-    reach = _reads._check_span(layout, n)
+    _reads._check_span(layout, n)  # StorageError where no offset fits
     dtype = _reads.index_dtype(layout, n)
-    below = layout.low_reach
-    offset = jnp.clip(jnp.asarray(layout.offset), -below, n - reach - below).astype(dtype)
+    offset = jnp.clip(jnp.asarray(layout.offset), *layout.offset_bounds(n)).astype(dtype)
     return Layout(layout.shape, layout.strides, offset)
 
 

@@ -280,8 +280,7 @@ def kernel_offset(layout: Layout, n: int, offset_dtype) -> jax.Array:
     ``offset_dtype`` (the index dtype)."""
     offset = jnp.asarray(layout.offset)
     if offset.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
-        below = layout.low_reach
-        offset = jnp.clip(offset, -below, n - layout.span - 1 - below).astype(offset_dtype)
+        offset = jnp.clip(offset, *layout.offset_bounds(n)).astype(offset_dtype)
     return offset
 
 

@@ -88,8 +88,7 @@ def _clamped_offset(layout: Layout, n: int) -> Any:
     index in ``[0, n - span - 1]``; :func:`functional_strides._src.lowering.reads.dynamic_window`)."""
     if not is_traced(layout.offset):
         return int(np.asarray(layout.offset))
-    low = layout.low_reach
-    return jnp.clip(jnp.asarray(layout.offset), -low, n - 1 - layout.span - low)
+    return jnp.clip(jnp.asarray(layout.offset), *layout.offset_bounds(n))
 
 
 def _part_layout(plan: ShardedRead, part: Partition, offset: Any) -> Layout:
