@@ -27,7 +27,9 @@ Their rules, all in this module:
   emitter is the GPU's and TPU's;
 * JVP -- both are linear in their array operands (a read in the storage; a ``"set"`` or
   ``"add"`` write in the storage and the values), so the tangent is the same primitive of the
-  tangents; a ``"mul"``, ``"min"`` or ``"max"`` write takes the JVP of its XLA plan;
+  tangents; a ``"mul"`` write's is the product rule, built of the primitives themselves (a
+  multiplying write into ones, an add-write of the tangents times the exclusive products of
+  the elements sharing a slot); a ``"min"`` or ``"max"`` write takes the JVP of its XLA plan;
 * transpose -- a read's is an add-write of the cotangent into zeros of the storage (stride-0
   dims summed first), planned as a write (the strided write on CPU), or a read of the
   cotangent where the view is a permutation of the whole storage; a write's are a read of the
@@ -59,6 +61,7 @@ from ..native import copy_kernel as _copy_kernel
 from . import reads as _reads
 from . import tiled as _tiled
 from . import writes as _writes
+from .product_scatter import exclusive_products as _exclusive_products
 
 __all__ = ["read", "read_operands", "strided_read_operands_p", "strided_read_p", "strided_write_p", "write"]
 
@@ -374,10 +377,36 @@ def _write_jvp(primals, tangents, **params):
     t_storage, t_values = ad.instantiate_zeros(t_storage), ad.instantiate_zeros(t_values)
     if params["mode"] in ("set", "add"):  # linear in the storage and the values
         return out, strided_write_p.bind(t_storage, t_values, *rest, **params)
+    if params["mode"] == "mul":
+        return out, _mul_tangent(storage, values, rest, t_storage, t_values, params)
     params = {k: v for k, v in params.items() if k != "native"}
     fn = functools.partial(_write_fn, kernel=False, **params)
     _, tangent = jax.jvp(lambda s, v: fn(s, v, *rest), (storage, values), (t_storage, t_values))
     return out, tangent
+
+
+def _mul_tangent(storage, values, rest, t_storage, t_values, params) -> jax.Array:
+    """The product rule of a ``"mul"`` write: ``out[s] = storage[s] * prod_{k -> s} v_k``, so
+    ``d out[s] = d storage[s] * prod_{k -> s} v_k + storage[s] * sum_{k -> s} d v_k *
+    prod_{j -> s, j != k} v_j``: a multiplying write into ones, and an add-write of the values'
+    tangents, each times the product of the other elements in its slot where elements share
+    slots (:func:`functional_strides._src.lowering.product_scatter.exclusive_products`: exact
+    with zeros, no division). Every piece is a primitive with its own rules (or plain JAX ops),
+    so the rule differentiates again and batches."""
+    shape, strides, batch, batched = params["shape"], params["strides"], params["batch"], params["batched"]
+    per_slot = strided_write_p.bind(jnp.ones_like(storage), values, *rest, **params)
+    below = sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True) if stride < 0)
+    local = Layout(shape, strides, -below)  # the view at its lowest offset: which elements share slots
+    if _overlaps(local):  # elements share slots: each tangent times the others' product
+        slots = _reads.storage_indices(shape, strides, local.offset,
+                                       _reads.index_dtype(local, local.span + 1)).reshape(-1)
+        lead = batch if batched[0] else ()
+        flat = values.reshape(-1, math.prod(shape))
+        others = jax.vmap(lambda v: _exclusive_products(slots, v))(flat)
+        t_values = t_values * others.reshape((*lead, *shape))
+    add = {**params, "mode": "add", "method": "auto"}
+    spread = strided_write_p.bind(jnp.zeros_like(storage), t_values, *rest, **add)
+    return t_storage * per_slot + storage * spread
 
 
 # -- transpose -------------------------------------------------------------------------------

@@ -36,10 +36,10 @@ row-major order of the view, computed deterministically (along a stride-0 dim th
 index; otherwise a max-scatter picks each slot's winning position, then only winners are
 written), never left to scatter order.
 
-Every path differentiates (``jax.grad``, ``jax.jvp``, to any order). ``"mul"`` through an
-overlapping view, where ``lax.scatter_mul`` has no derivative with respect to its updates,
-takes the product rule of :func:`functional_strides._src.lowering.product_scatter.product_scatter`
-(exact with zeros, no division).
+Every path differentiates (``jax.grad``, ``jax.jvp``, to any order) through the
+``strided_write`` primitive's rules (``primitives.py``): ``"mul"`` through an overlapping view,
+where ``lax.scatter_mul`` has no derivative with respect to its updates, takes the product
+rule there (exact with zeros, no division), so the paths here are plain XLA ops.
 
 Eager use (concrete storage outside ``jit``) with ``method="auto"`` passes strides and
 offset as traced int arrays to a scatter (or, for a contiguous view, a
@@ -71,7 +71,6 @@ from . import programs as _programs
 from . import reads as _reads
 from .modes import COMBINE as _COMBINE
 from .modes import MODES, identity, storage_mode
-from .product_scatter import ScatterSpec, product_scatter
 from .reads import check_operands, dynamic_window, index_dtype, storage_indices
 
 __all__ = ["METHODS", "MODES", "WRITES", "check_src", "write", "write_plan"]
@@ -345,16 +344,8 @@ def _scatter(storage, idx, values, *, mode: str, last_wins: bool, unique: bool, 
         won = jnp.take(winner, idx, mode="fill", fill_value=-1) == pos
         idx = jnp.where(won, idx, jnp.asarray(storage.shape[0], idx.dtype))
         unique = False
-    if mode == "mul" and not unique and _differentiable(storage.dtype):
-        return product_scatter(storage, idx, values, ScatterSpec(None, gmode, sorted_))
     return _SCATTER[mode](storage, idx[..., None], values, _DNUMS, unique_indices=unique, mode=gmode,
                           indices_are_sorted=sorted_ and not last_wins)
-
-
-def _differentiable(dtype: Any) -> bool:
-    """Inexact dtypes: where a multiplying scatter with repeated slots needs the product rule
-    of :func:`product_scatter` (``lax.scatter_mul`` differentiates only unique indices)."""
-    return jnp.issubdtype(dtype, jnp.inexact)
 
 
 # -- the paths ------------------------------------------------------------------------------
@@ -401,9 +392,6 @@ def _row_scatter(storage: jax.Array, layout: Layout, c: Canonical, values: jax.A
     rows = _place_box(_canonical_values(c, values, mode), inner.reach, 0, inner, fill)
     dtype = index_dtype(c.layout(), storage.shape[0])
     starts = storage_indices(outer.shape, outer.strides, c.offset, dtype)
-    if mode == "mul" and _differentiable(storage.dtype):  # rows (padded with 1) may overlap
-        spec = ScatterSpec(inner.reach, lax.GatherScatterMode.PROMISE_IN_BOUNDS, is_monotone(outer))
-        return product_scatter(storage, starts, rows, spec)
     dnums = lax.ScatterDimensionNumbers(update_window_dims=(k,), inserted_window_dims=(),
                                         scatter_dims_to_operand_dims=(0,))
     return _SCATTER[mode](storage, starts[..., None], rows, dnums, indices_are_sorted=is_monotone(outer),
