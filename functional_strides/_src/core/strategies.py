@@ -63,7 +63,8 @@ class Plan(str):
 
     @property
     def reasons(self) -> tuple[str, ...]:
-        """Why this path: one sentence a fact, the first saying why it applies."""
+        """The sentences that say why this path was taken, one a fact; the first says why it
+        applies."""
         if self._reasons is None:
             self._reasons = tuple(self._why()) if self._why is not None else ()
         return self._reasons
