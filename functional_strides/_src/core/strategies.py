@@ -45,6 +45,9 @@ class Plan(str):
     it does (the thresholds it passed, the program it emits, the path taken where this one is
     not available); ``fs.explain`` prints them. They are worked out when first read.
 
+    Raises:
+      Nothing of its own; made by ``read_plan`` and ``write_plan``, which raise for a bad
+      ``method`` or ``mode``.
     Example:
       >>> plan = fs.read_plan(fs.Layout((1024, 1024), (1, 1024)))
       >>> plan in ("strided_copy", "structured"), isinstance(plan.reasons[0], str)
