@@ -111,10 +111,6 @@ def _user_coord(subject: _Subject, coord: Sequence[int], flipped: tuple[int, ...
 
 # -- plans ----------------------------------------------------------------------------------------
 
-def _dims_text(dims: Sequence[tuple[int, int]]) -> str:
-    return "[" + ", ".join(f"{n}x{s}" for n, s in dims) + "]"
-
-
 def _plans(subject: _Subject) -> list[str]:
     """The read and write plans: for each, a line naming the plan and its first reason, then one
     indented sentence per further fact."""
