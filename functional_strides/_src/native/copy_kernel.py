@@ -131,8 +131,8 @@ def handler_time() -> tuple[int, float] | None:
 def stats() -> dict[str, int | float] | None:
     """The extension's counters since it was loaded, or None when it is not loaded: ``calls``
     and ``seconds`` (as :func:`handler_time`), ``tasks_scheduled`` (tasks handed to XLA's
-    intra-op pool), ``tasks_joined`` (those that found work left), ``calls_alone`` (calls in a
-    forked child, run on the calling thread alone),
+    intra-op pool), ``tasks_joined`` (those that found work left), ``calls_alone`` (calls on a
+    worker of that pool, or in a forked child, run on the calling thread alone),
     ``pool_threads`` (the pool's size at the latest call), ``max_parts``
     (``fs.config.kernel_threads``, 64 where that is 0)
     and ``advised_bytes`` (of outputs advised to take 2 MiB pages)."""

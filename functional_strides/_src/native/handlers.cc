@@ -287,7 +287,7 @@ static PyMethodDef kMethods[] = {
      "the time spent inside them (steady clock), to tell a call's kernel from the runtime around it."},
     {"stats", Stats, METH_NOARGS,
      "stats() -> dict: calls and seconds (as handler_time), tasks_scheduled on XLA's intra-op pool, "
-     "tasks_joined (those that found chunks left), calls_alone (calls in a forked child, run alone)"
+     "tasks_joined (those that found chunks left), calls_alone (calls on a pool worker or in a forked child, run alone)"
      ", pool_threads (the pool's size at the latest call, -1 before any), max_parts "
      "(the cap set by _set_max_parts) and advised_bytes (of outputs advised to take 2 MiB pages)."},
     {"_set_max_parts", SetMaxParts, METH_O,

@@ -14,12 +14,13 @@
 //
 // The thread count is XLA's, as jaxlib's own CPU kernels take it: the pool's num_threads() (XLA
 // sizes the pool by the CPUs the process may run on, or by the devices it simulates), capped
-// by g_max_parts (fs.config's kernel_threads; no cap by default). A call from a thread of the
-// pool itself splits the same way: its tasks queue behind the program's other work, and the
-// calling thread drains whatever they have not started. A call in the child of a fork() runs
-// alone: the pool's workers are not there (only the forking thread is), and a lock of the
-// pool's queues may have been held at the fork. A pool of one thread (or none: an error of
-// Schedule runs the task on the caller) means one part.
+// by g_max_parts (fs.config's kernel_threads; no cap by default). A call from a worker of the
+// pool (XLA running thunks of one program side by side, as under vmap of grad) runs alone: the
+// pool is busy with the program's other work already (benchmarks/bench_derivatives.py, vmap
+// grad rows, measured it slower split). A worker is known by having run a task of ours. So does
+// a call in the child of a fork(): the pool's workers are not there (only the forking thread
+// is), and a lock of the pool's queues may have been held at the fork. A pool of one thread (or
+// none: an error of Schedule runs the task on the caller) means one part.
 
 #ifndef FUNCTIONAL_STRIDES_NATIVE_PARALLEL_H_
 #define FUNCTIONAL_STRIDES_NATIVE_PARALLEL_H_
@@ -62,7 +63,7 @@ inline std::atomic<int64_t> g_task_min_bytes{kTaskMinBytes};
 // What the calls have done, for tests and benchmarks (the module's stats()).
 inline std::atomic<int64_t> g_tasks_scheduled{0};  // tasks handed to the pool
 inline std::atomic<int64_t> g_tasks_joined{0};     // of those, tasks that found chunks left
-inline std::atomic<int64_t> g_calls_alone{0};      // calls in a forked child, run alone
+inline std::atomic<int64_t> g_calls_alone{0};      // calls on a pool worker (or forked), run alone
 inline std::atomic<int64_t> g_pool_threads{-1};    // the pool's size at the latest call
 // The most parts of one call (the module's _set_max_parts(): fs.config's kernel_threads, or
 // kMaxThreads where that is 0).
@@ -78,6 +79,12 @@ inline void Pause() {
 #endif
 }
 
+// Set on a thread that ran one of this module's tasks: a worker of XLA's pool.
+inline bool& RanPoolTask() {
+  thread_local bool ran = false;
+  return ran;
+}
+
 // The work of one call, shared with the tasks scheduled on the pool.
 struct Work {
   Kind kind = kRead;
@@ -87,6 +94,7 @@ struct Work {
   int64_t per_chunk = 1;  // blocks per chunk
   int64_t chunks = 0;
   int parts = 1;          // the threads that drain it, one range of chunks each
+  std::thread::id caller;  // the calling thread
   std::fenv_t fenv;        // the calling thread's floating-point environment (flush-to-zero
                            // included), which the tasks take on for their chunks
   std::atomic<int> joined{0};
@@ -148,6 +156,7 @@ struct Work {
 
   // A task on the pool: the chunks left, in the calling thread's floating-point environment.
   void Help() {
+    if (std::this_thread::get_id() != caller) RanPoolTask() = true;  // not run inline by Schedule
     std::fenv_t own;
     std::fegetenv(&own);
     std::fesetenv(&fenv);
@@ -176,9 +185,9 @@ inline void RunSplit(ffi::ThreadPool& pool, const std::shared_ptr<Work>& work, b
   const Plan& plan = work->plan;
   const int64_t pool_threads = pool.num_threads();
   g_pool_threads.store(pool_threads, std::memory_order_relaxed);
-  const bool forked = !alone && g_forked.load(std::memory_order_relaxed);
-  if (forked) g_calls_alone.fetch_add(1, std::memory_order_relaxed);
-  const int64_t threads = alone || forked ? 1 : std::clamp<int64_t>(pool_threads, 1, g_max_parts.load());
+  const bool on_pool = !alone && (RanPoolTask() || g_forked.load(std::memory_order_relaxed));
+  if (on_pool) g_calls_alone.fetch_add(1, std::memory_order_relaxed);
+  const int64_t threads = alone || on_pool ? 1 : std::clamp<int64_t>(pool_threads, 1, g_max_parts.load());
   const int64_t block_cost = std::max<int64_t>(1, plan.block_cost);
   // parts of kTaskMinBytes' traffic at least (the product saturates far above any output)
   const double traffic = static_cast<double>(plan.blocks) * static_cast<double>(block_cost);
@@ -198,6 +207,7 @@ inline void RunSplit(ffi::ThreadPool& pool, const std::shared_ptr<Work>& work, b
   parts = std::min(parts, work->chunks);
   work->Split(static_cast<int>(parts));
   if (parts > 1) {
+    work->caller = std::this_thread::get_id();
     std::fegetenv(&work->fenv);
     for (int64_t k = 1; k < parts; ++k) {
       g_tasks_scheduled.fetch_add(1, std::memory_order_relaxed);
