@@ -196,10 +196,10 @@ def test_large_permutes_stream_their_output(layout):
 def test_whole_tiles_of_every_element_size(layout, dtype):
     """Whole tiles of a read: 64x64 for elements of at most 4 bytes; 32x32 for wider ones, or,
     where the last dim spans at most two tiles of 32, up to 128 rows by 32 (16 KiB at most:
-    64 rows of 8-byte elements, 32 of 16-byte); transposed in registers for 4- and 8-byte
-    elements, forwards and backwards, element by element for the others; edge tiles in
-    registers where their rows and columns come in fours (pairs for 8 bytes), else element by
-    element."""
+    64 rows of 8-byte elements, 32 of 16-byte); transposed in registers forwards and backwards
+    (blocks of 16x16 elements of 1 byte, 8x8 of 2, 4x4 of 4, 2x2 of 8), element by element for
+    16-byte ones; edge tiles in registers where their rows and columns are multiples of the
+    block, else element by element."""
     if dtype == "uint64" and not jax.config.jax_enable_x64:
         dtype = "uint32"
     storage = (np.arange(layout.required_storage_size + 3) % 113).astype(dtype)

@@ -242,7 +242,7 @@ TILES = {"auto": 0, "short": 1, "tall": 2, "wide": 3}
 #: The read handler's ``stores`` attribute: how it stores the output, through the caches
 #: (``"cached"``) or past them (``"streaming"``: no line of the output is read before it is
 #: written). ``"auto"`` streams a permute's output from 8 MiB (tiles, or whole rows that a
-#: permute moves), where every run it stores is a cache line or more
+#: permute moves), where every run it stores is whole cache lines
 #: (``benchmarks/lowering_choices.py --only stores``).
 STORES = {"auto": 0, "cached": 1, "streaming": 2}
 

@@ -179,9 +179,9 @@ void PlainBlock(const T* in, T* out, int64_t n, int64_t s, bool stream) {
 }
 
 // The buffer (rows of `pitch` elements) of a tile whose columns are contiguous runs of the
-// input, forwards or backwards (row_in == 1 or -1), transposed in registers: 4x4 blocks of
-// 4-byte elements (rows and columns multiples of 4), 2x2 of 8-byte ones (both even) (SSE2,
-// part of every x86-64). False where it does not apply; the caller then copies element by
+// input, forwards or backwards (row_in == 1 or -1), transposed in registers: 16x16 blocks of
+// 1-byte elements, 8x8 of 2-byte, 4x4 of 4-byte, 2x2 of 8-byte ones (rows and columns
+// multiples of the block) (SSE2, part of every x86-64). False where it does not apply; the caller then copies element by
 // element.
 template <typename T>
 bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t, int64_t) {
@@ -241,6 +241,78 @@ inline bool TransposeIn(const uint64_t* in, uint64_t* buf, int64_t rows, int64_t
     }
   }
   return true;
+}
+
+// Interleaving of the low (high) halves of two vectors, element by element, at E bytes.
+template <int E>
+inline __m128i UnpackLo(__m128i a, __m128i b) {
+  return E == 1 ? _mm_unpacklo_epi8(a, b) : _mm_unpacklo_epi16(a, b);
+}
+template <int E>
+inline __m128i UnpackHi(__m128i a, __m128i b) {
+  return E == 1 ? _mm_unpackhi_epi8(a, b) : _mm_unpackhi_epi16(a, b);
+}
+
+// The elements of E bytes of a vector in reverse order (SSE2 has no byte shuffle: the bytes
+// of each 16-bit word are swapped by shifts, then the words reversed).
+template <int E>
+inline __m128i Reversed(__m128i x) {
+  if constexpr (E == 1) x = _mm_or_si128(_mm_slli_epi16(x, 8), _mm_srli_epi16(x, 8));
+  x = _mm_shuffle_epi32(x, 0x4E);
+  x = _mm_shufflelo_epi16(x, 0x1B);
+  return _mm_shufflehi_epi16(x, 0x1B);
+}
+
+// K x K elements of E bytes (K * E = 16, one vector a row) transposed in registers: log2(K)
+// rounds, each interleaving vectors j and j + K/2 into 2j and 2j + 1 at the elements' own
+// width (a perfect shuffle; K rounds of it put element i of vector j at element j of vector i).
+template <int E>
+inline void TransposeVectors(__m128i* v) {
+  constexpr int K = 16 / E;
+  for (int round = 1; round < K; round *= 2) {
+    __m128i w[K];
+    for (int j = 0; j < K / 2; ++j) {
+      w[2 * j] = UnpackLo<E>(v[j], v[j + K / 2]);
+      w[2 * j + 1] = UnpackHi<E>(v[j], v[j + K / 2]);
+    }
+    for (int j = 0; j < K; ++j) v[j] = w[j];
+  }
+}
+
+// TransposeIn for elements of 1 and 2 bytes: blocks of 16x16 and 8x8 (rows and columns
+// multiples of the block), each a vector per column loaded, transposed and stored a vector
+// per row of the buffer.
+template <typename U>
+inline bool TransposeSmall(const U* in, U* buf, int64_t rows, int64_t cols, int64_t row_in, int64_t col_in,
+                           int64_t pitch) {
+  constexpr int E = sizeof(U), K = 16 / E;
+  if ((row_in != 1 && row_in != -1) || rows % K != 0 || cols % K != 0) return false;
+  const bool back = row_in < 0;
+  for (int64_t b = 0; b < cols; b += K) {
+    for (int64_t a = 0; a < rows; a += K) {
+      const int64_t at = back ? -a - (K - 1) : a;  // the lowest address of elements a..a+K-1
+      __m128i v[K];
+      for (int j = 0; j < K; ++j) {
+        v[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + (b + j) * col_in + at));
+        if (back) v[j] = Reversed<E>(v[j]);
+      }
+      TransposeVectors<E>(v);
+      for (int i = 0; i < K; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + (a + i) * pitch + b), v[i]);
+    }
+  }
+  return true;
+}
+
+template <>
+inline bool TransposeIn(const uint8_t* in, uint8_t* buf, int64_t rows, int64_t cols, int64_t row_in,
+                        int64_t col_in, int64_t pitch) {
+  return TransposeSmall(in, buf, rows, cols, row_in, col_in, pitch);
+}
+
+template <>
+inline bool TransposeIn(const uint16_t* in, uint16_t* buf, int64_t rows, int64_t cols, int64_t row_in,
+                        int64_t col_in, int64_t pitch) {
+  return TransposeSmall(in, buf, rows, cols, row_in, col_in, pitch);
 }
 #endif
 

@@ -235,7 +235,7 @@ inline Plan MakePlan(const int64_t* sizes, const int64_t* strides, int64_t rank,
 
 // Whether a read stores its output past the caches: forced, or (kAutoStores) for a permute
 // (tiles, or whole rows that a permute moves: some outer dim steps less than the next) whose
-// output is at least kStreamMinBytes, where every run it stores is a cache line or more. A
+// output is at least kStreamMinBytes, where every run it stores is whole cache lines. A
 // large output evicts itself from the caches anyway; the stores that bypass them spare the
 // read of each line that a cached store makes first. Overlapping windows (unfold frames),
 // read straight through, keep cached stores (see benchmarks/lowering_choices.py, table
@@ -246,10 +246,17 @@ inline bool Streams(const Plan& p, const int64_t* sizes, const int64_t* strides,
   int64_t bytes = es;
   for (int64_t k = 0; k < rank; ++k) bytes *= sizes[k];
   if (bytes < kStreamMinBytes) return false;
-  if (p.tiled) return std::min(p.n_last, p.t_cols) * es >= kLineBytes;
+  // Every run stored must start and end on a cache line: a streamed store of part of a line
+  // flushes its write-combining buffer half full, and the line's other part, stored by
+  // another run later, pays the same again (3-6x the cached copy where the output's rows
+  // are not a whole number of lines: benchmarks/bench_permutes.py, the odd extents). The
+  // output is dense and its buffer line-aligned, so its rows, and the tiles' runs along
+  // them, start on lines when both are whole lines long.
+  if (p.n_last * es % kLineBytes != 0) return false;
+  if (p.tiled) return std::min(p.n_last, p.t_cols) * es % kLineBytes == 0;
   bool permuted = false;  // some outer dim steps less than the one inside it
   for (int64_t k = 0; k + 2 < rank; ++k) permuted |= Abs(strides[k]) < Abs(strides[k + 1]);
-  return permuted && p.s_last == 1 && p.piece * es >= kLineBytes;
+  return permuted && p.s_last == 1 && p.piece * es % kLineBytes == 0;
 }
 
 // The slots [a, b) of a windows plan: each window's part within them, in row-major order
