@@ -4,6 +4,7 @@ stores every row it promises."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -91,3 +92,44 @@ def test_bench_derivatives_quick(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert len(rows) == len(cases) * len(programs)
     assert all(r["ours_s"] > 0 and r["jax_s"] > 0 and r["ratio"] > 0 for r in rows), rows
+
+
+def test_bench_permutes_small(tmp_path):
+    """The sweep's drawn cases (one size, every style and dtype of two ranks), every column
+    checked against NumPy's values, in the table, in the closing list and in the JSON; the same
+    seed draws the same cases."""
+    out = tmp_path / "permutes.json"
+    args = ("--small", "--sizes", "12", "--ranks", "3", "4", "--json", str(out))
+    text = _run("bench_permutes.py", *args)
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2 * (2 * 3 + 3)  # ranks x (pow2, odd in three dtypes; three styles in float32)
+    assert {r["dtype"] for r in rows} == {"float32", "bfloat16", "int8"}
+    assert {r["style"] for r in rows} == {"pow2", "odd", "last64", "last128", "batch1"}
+    for r in rows:
+        assert not r["wrong"] and r["perm"] != sorted(r["perm"]), r
+        torch = {"torch"} if importlib.util.find_spec("torch") else set()  # the column needs PyTorch
+        assert set(r["seconds"]) == {"ours", "xla", "gather", "numpy"} | torch, r
+        assert r["vs_xla"] == pytest.approx(r["seconds"]["ours"] / min(r["seconds"]["xla"], r["seconds"]["gather"]))
+        line = next(line for line in text.splitlines() if f"{'x'.join(map(str, r['shape']))} {tuple(r['perm'])}"
+                    in line and line.startswith(r["dtype"]))
+        assert r["plan"] in line, line
+    assert "worst ours / min(xla, gather)" in text and "load average" in text, text
+    again = tmp_path / "again.json"
+    _run("bench_permutes.py", *args[:-1], str(again), "--dtypes", "int8")
+    drawn = {(tuple(r["shape"]), tuple(r["perm"])) for r in rows if r["dtype"] == "int8"}
+    assert {(tuple(r["shape"]), tuple(r["perm"])) for r in json.loads(again.read_text())["rows"]} == drawn
+
+
+def test_bench_programs_small(tmp_path):
+    """Every program spelled through the views and in plain JAX, checked against each other, in
+    the table with both times and their ratio, and in the JSON."""
+    out = tmp_path / "programs.json"
+    text = _run("bench_programs.py", "--small", "--json", str(out))
+    rows = json.loads(out.read_text())["rows"]
+    names = ["heads*2+1", "heads sum", "heads scores", "merge heads", "t() matmul", "nhwc conv", "nhwc mean",
+             "t() + 1", "t() colsum"]
+    assert [r["program"] for r in rows] == names
+    for r in rows:
+        assert r["agrees"] and r["ours_s"] > 0 and r["jax_s"] > 0, r
+        line = next(line for line in text.splitlines() if line.startswith(r["program"] + " "))
+        assert len(re.findall(r"\d+\.\d+", line)) == 3, line
