@@ -204,9 +204,9 @@ def test_read_plan_names_the_strided_copy_and_its_fallback():
     copy_kernel()
     text = " ".join(fs.explain(Layout((1024, 512), (1, 1024)), show=False).text.split())
     assert ("read plan (fs.read_plan): strided_copy: a permute of 524288 >= 16384 elements whose last dim "
-            "jumps >= 16 elements. On CPU: one call of the compiled strided copy.") in text
+            "jumps >= 16 elements and runs 512 >= 16. On CPU: one call of the compiled strided copy.") in text
     assert "tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more)" in text
-    assert "It stores a large permute's output past the caches." in text
+    assert "It stores a large permute's output past the caches where its rows are whole cache lines." in text
     assert ("On other platforms, for jax.export and under a vmap split across devices: structured. "
             "Canonical dims") in text
     frames = " ".join(fs.explain(Layout((1024, 256), (64, 1)), show=False).text.split())

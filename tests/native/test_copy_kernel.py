@@ -325,6 +325,23 @@ def test_auto_keeps_xla_where_it_is_as_fast():
     assert fs.read_plan(Layout((1024, 512), (1024, 1))) == "structured"  # rows of a plain slice
 
 
+@pytest.mark.parametrize(("shape", "perm", "path"), [
+    ((512, 4, 2, 2, 128), (0, 4, 1, 3, 2), "structured"),  # a last dim of 2 elements: tiles of 2 columns
+    ((9, 5, 7, 64), (0, 2, 3, 1), "structured"),  # a last dim of 5
+    ((29, 39, 31, 21, 23), (2, 3, 0, 1, 4), "structured"),  # 2^24 elements, rows of 23: the fresh rule too
+    ((8, 2**20), (1, 0), "gather"),  # 2^23 elements, a last dim of 8: 8 far rows, one gather
+    ((16, 2**14), (1, 0), "strided_copy"),  # a last dim of 16
+    ((1131, 651, 64), (1, 0, 2), "strided_copy"),  # rows of 64
+])
+def test_auto_keeps_xla_for_permutes_of_short_rows(shape, perm, path):
+    """A permute whose last dim runs fewer than ``COPY_TILE_MIN_COLS`` elements (tiles) or
+    ``COPY_MIN_ROW`` (contiguous rows) stays with XLA's transpose at every size: the strided copy
+    moves too little per tile or row there (``benchmarks/bench_permutes.py``)."""
+    dense = Layout.contiguous(shape)
+    layout = Layout(tuple(shape[p] for p in perm), tuple(dense.strides[p] for p in perm))
+    assert fs.read_plan(layout) == path
+
+
 @pytest.mark.sampled(3)
 @pytest.mark.parametrize(("layout", "path"), [
     (Layout((4096, 4096), (0, 1)), "strided_copy"),  # a row expanded: 2^24 elements

@@ -92,8 +92,11 @@ GATHER_ROWS_APART = 1024
 # (benchmarks/lowering_choices.py, table "copy").
 #: Permutes read by cache tiles: from this many elements the strided copy takes them ...
 COPY_MIN_ELEMENTS = 2**14
-#: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32).
+#: ... when their innermost dim jumps at least this many elements (a 64-byte line of float32)
+#: and runs at least ``COPY_TILE_MIN_COLS`` (tiles of fewer columns move too little per tile:
+#: XLA's transpose then leads, ``benchmarks/bench_permutes.py``).
 COPY_TILE_JUMP = 16
+COPY_TILE_MIN_COLS = 16
 #: Permutes that keep the innermost dim contiguous, and overlapping windows: from this many
 #: elements ...
 COPY_ROWS_MIN_ELEMENTS = 2**17
@@ -123,8 +126,9 @@ COPY_EVERY_OTHER_MAX_ELEMENTS = 2**20
 # hands back memory already mapped, they keep XLA's ops (benchmarks/lowering_choices.py, table
 # "routes").
 #: Any read of this many output elements (32 MiB of float32) but one contiguous run takes the
-#: strided copy: slices, every other element, reversed rows, and broadcasts whose innermost dim
-#: runs at least ``COPY_MIN_ROW`` elements (an expanded row or column: "expand").
+#: strided copy: slices, every other element, reversed rows, broadcasts whose innermost dim
+#: runs at least ``COPY_MIN_ROW`` elements (an expanded row or column: "expand"), and permutes
+#: whose rows are as long as the permute rules ask (``COPY_TILE_MIN_COLS``, ``COPY_MIN_ROW``).
 COPY_FRESH_MIN_ELEMENTS = 2**23
 
 
@@ -472,8 +476,17 @@ def _rows_overlap(dims) -> bool:
     return False
 
 
+def _short_rows(c: Canonical, kind: str | None) -> bool:
+    """A permute whose user's innermost dim is too short for the strided copy's tiles or rows."""
+    if kind not in ("tiles", "rows"):
+        return False
+    return c.dims[c.perm[-1]][0] < (COPY_TILE_MIN_COLS if kind == "tiles" else COPY_MIN_ROW)
+
+
 def _copy_pays(c: Canonical) -> bool:
     kind = copy_kind(c)
+    if _short_rows(c, kind):
+        return False
     if math.prod(c.shape) >= COPY_FRESH_MIN_ELEMENTS and not _one_run(c) and (
             kind == "expand" or not c.broadcast):
         return True
@@ -525,7 +538,7 @@ def _why(layout: Layout, c: Canonical, need: Need, path: str, method: str) -> li
     row = c.dims[c.perm[-1]][0] if c.dims else 0
     what = {
         "tiles": f"A permute of {c.numel} >= {COPY_MIN_ELEMENTS} elements whose last dim jumps "
-                 f">= {COPY_TILE_JUMP} elements.",
+                 f">= {COPY_TILE_JUMP} elements and runs {row} >= {COPY_TILE_MIN_COLS}.",
         "rows": f"A permute of {c.numel} >= {COPY_ROWS_MIN_ELEMENTS} elements moving rows of "
                 f"{row} >= {COPY_MIN_ROW} contiguous elements.",
         "windows": f"{c.numel} >= {COPY_ROWS_MIN_ELEMENTS} elements in overlapping windows of "
@@ -545,7 +558,7 @@ def _why(layout: Layout, c: Canonical, need: Need, path: str, method: str) -> li
         "It writes the output once, in order, with a memcpy per contiguous run.",
         "It moves tiles of 64 columns by 64 rows (32 by 32 for elements of 8 bytes or more) where the "
         "last dim jumps a cache line per element.",
-        "It stores a large permute's output past the caches.",
+        "It stores a large permute's output past the caches where its rows are whole cache lines.",
         "It spreads its chunks over as many threads as XLA's pool has.",
         f"On other platforms, for jax.export and under a vmap split across devices: {xla}.",
         *xla.reasons,
