@@ -78,7 +78,8 @@ SMALL_SIZES = (10, 12)
 STYLES = ("pow2", "odd", "last64", "last128", "batch1")
 #: the styles run in every dtype; the others in float32 alone
 EVERY_DTYPE_STYLES = ("pow2", "odd")
-DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16), "int8": np.dtype(np.int8)}
+DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16),
+          "int8": np.dtype(np.int8)}
 #: from this size, ours is also held to the best of every peer (torch and NumPy included)
 PEERS_FROM = 22
 RESULTS = _HERE / "results" / "bench_permutes.json"
@@ -201,11 +202,12 @@ def columns(case: Case) -> tuple[dict[str, Callable[[], Any]], dict[str, Callabl
     host = _storage(case)
     storage = jnp.asarray(host)
     lay, shape, perm = case.layout, case.shape, case.perm
-    compiled = {
-        "ours": jax.jit(lambda s: StridedArray(s, lay).contiguous().storage.reshape(lay.shape)).lower(storage).compile(),
-        "xla": jax.jit(lambda s: jnp.transpose(s.reshape(shape), perm)).lower(storage).compile(),
-        "gather": jax.jit(lambda s: bc.naive_gather(s, lay)).lower(storage).compile(),
+    programs = {
+        "ours": lambda s: StridedArray(s, lay).contiguous().storage.reshape(lay.shape),
+        "xla": lambda s: jnp.transpose(s.reshape(shape), perm),
+        "gather": lambda s: bc.naive_gather(s, lay),
     }
+    compiled = {name: jax.jit(fn).lower(storage).compile() for name, fn in programs.items()}
     calls: dict[str, Callable[[], Any]] = {
         name: (lambda c=c: c(storage).block_until_ready()) for name, c in compiled.items()}
     results: dict[str, Callable[[], np.ndarray]] = {
@@ -230,7 +232,8 @@ def measure(case: Case, repeat: int) -> dict[str, Any]:
     xla_best = min(t["xla"], t["gather"])
     return {**dataclasses.asdict(case), "elements": math.prod(case.shape),
             "plan": str(fs.read_plan(case.layout)), "rounds": rounds, "seconds": t, "wrong": wrong,
-            "vs_xla": t["ours"] / xla_best, "vs_best": t["ours"] / min(v for n, v in t.items() if n != "ours")}
+            "vs_xla": t["ours"] / xla_best,
+            "vs_best": t["ours"] / min(v for n, v in t.items() if n != "ours")}
 
 
 HEAD = (f"{'dtype':8} {'rank':>4} {'size':>5} {'style':7} {'case':34} {'plan':13} {'ours us':>9} "
@@ -265,10 +268,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--styles", nargs="+", choices=STYLES, default=list(STYLES))
     p.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=list(DTYPES))
     p.add_argument("--seed", type=int, default=0, help="the generator's seed (default 0)")
-    p.add_argument("--repeat", type=int, default=None, help="timed rounds per case (default 7; 1 with --small)")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed rounds per case (default 7; 1 with --small)")
     p.add_argument("--worst", type=int, default=10, help="rows in each closing list of worst ratios")
     p.add_argument("--small", action="store_true", help="sizes 2^10 and 2^12, one round: a smoke run")
-    p.add_argument("--json", type=Path, default=None, help=f"results JSON (default {RESULTS.relative_to(_HERE.parent)})")
+    p.add_argument("--json", type=Path, default=None,
+                   help=f"results JSON (default {RESULTS.relative_to(_HERE.parent)})")
     args = p.parse_args(argv)
     args.sizes = args.sizes or list(SMALL_SIZES if args.small else SIZES)
     bad = sorted(set(args.sizes) - set(SIZES + SMALL_SIZES))
@@ -286,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = draw_cases(args.seed, args.ranks, args.sizes, args.styles, args.dtypes)
     load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
     print(f"jax {jax.__version__}, torch {None if torch is None else torch.__version__} on {bc.machine()}; "
-          f"{len(cases)} cases, seed {args.seed}, median of up to {args.repeat} rounds; load average {load_start}")
+          f"{len(cases)} cases, seed {args.seed}, median of up to {args.repeat} rounds; "
+          f"load average {load_start}")
     print("columns give ours / column (below 1: ours is faster); vs xla: ours / min(xla, gather); "
           "vs best: ours / min(every peer)")
     if torch is None:
@@ -307,7 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     big = [r for r in rows if r["k"] >= PEERS_FROM]
     if big:
         over = sum(r["vs_best"] > 1 for r in big)
-        print(f"worst ours / min(every peer) from 2^{PEERS_FROM} elements ({over} of {len(big)} cases above 1.00):")
+        print(f"worst ours / min(every peer) from 2^{PEERS_FROM} elements "
+              f"({over} of {len(big)} cases above 1.00):")
         for r in worst(rows, "vs_best", args.worst, PEERS_FROM):
             print("  " + format_row(r))
     if args.json:

@@ -198,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeat = args.repeat or (1 if args.small else 15)
     out = args.json or (None if args.small else RESULTS)
     load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
-    print(f"jax {jax.__version__} on {bc.machine()}; median of up to {repeat} rounds; load average {load_start}")
+    print(f"jax {jax.__version__} on {bc.machine()}; median of up to {repeat} rounds; "
+          f"load average {load_start}")
     print(f"{'program':13} {'what':38} {'ours ms':>9} {'jax ms':>9} {'ours/jax':>8}  custom call")
     rows = []
     for p in PROGRAMS:
@@ -215,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out:
         run = {"timestamp": started.strftime("%Y-%m-%d %H:%M UTC"),
                "command": "python benchmarks/bench_programs.py " + shlex.join(given), "repeat": repeat,
-               "small": args.small, "machine": bc.machine(), "cpu_count": os.cpu_count(), "jax": jax.__version__,
+               "small": args.small, "machine": bc.machine(), "cpu_count": os.cpu_count(),
+               "jax": jax.__version__,
                "load_average_start": load_start, "load_average_end": load_end}
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"run": run, "rows": rows}, indent=1) + "\n")

@@ -109,9 +109,10 @@ def test_bench_permutes_small(tmp_path):
         assert not r["wrong"] and r["perm"] != sorted(r["perm"]), r
         torch = {"torch"} if importlib.util.find_spec("torch") else set()  # the column needs PyTorch
         assert set(r["seconds"]) == {"ours", "xla", "gather", "numpy"} | torch, r
-        assert r["vs_xla"] == pytest.approx(r["seconds"]["ours"] / min(r["seconds"]["xla"], r["seconds"]["gather"]))
-        line = next(line for line in text.splitlines() if f"{'x'.join(map(str, r['shape']))} {tuple(r['perm'])}"
-                    in line and line.startswith(r["dtype"]))
+        t = r["seconds"]
+        assert r["vs_xla"] == pytest.approx(t["ours"] / min(t["xla"], t["gather"]))
+        case = f"{'x'.join(map(str, r['shape']))} {tuple(r['perm'])}"
+        line = next(line for line in text.splitlines() if case in line and line.startswith(r["dtype"]))
         assert r["plan"] in line, line
     assert "worst ours / min(xla, gather)" in text and "load average" in text, text
     again = tmp_path / "again.json"
