@@ -790,6 +790,7 @@ class StridedArray(InPlaceMethods):
             src = dispatch.placed_like_batch(src, self.storage, nb)
             new = _map_items(lambda s, lay, v: write(s, lay, v, mode=mode, overlap=overlap, op=op),
                              self.storage, layout, src)
+            new = dispatch.placed_as(new, self.storage)
         else:  # sharded across devices or not: the one dispatch decides
             new = dispatch.write(self.storage, layout, src, mode=mode, overlap=overlap, op=op)
         return StridedArray._wrap(new, self.layout)

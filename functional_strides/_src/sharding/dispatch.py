@@ -54,7 +54,31 @@ def placed_like_batch(values: jax.Array, storage: jax.Array, batch_ndim: int) ->
     if sharding.mesh.manual_axes:
         return values
     spec = P(*tuple(sharding.spec)[:batch_ndim], *([None] * (values.ndim - batch_ndim)))
+    if not is_traced(values) and not is_traced(storage):  # eagerly, outside any jax.set_mesh as well
+        return jax.device_put(values, NamedSharding(storage.sharding.mesh, spec))
     return jax.sharding.reshard(values, NamedSharding(sharding.mesh, spec))
+
+
+def placed_as(new: jax.Array, storage: jax.Array) -> jax.Array:
+    """``new``, the storage a write left (the shape of ``storage``), placed as ``storage`` is:
+    a ``"set"`` through a view of every slot (a permutation) reads nothing of the storage, so
+    its result would otherwise follow the values' placement (replicated, for a scalar). A
+    concrete storage's sharding is put back with ``jax.device_put``, a traced one's on an
+    explicit mesh with ``jax.sharding.reshard``; elsewhere (an automatic mesh inside ``jit``)
+    the partitioner places it, as the user's ``out_shardings`` ask."""
+    if not is_traced(storage):
+        sharding = getattr(storage, "sharding", None)
+        if sharding is None or is_traced(new) or new.sharding.is_equivalent_to(sharding, new.ndim):
+            return new
+        return jax.device_put(new, sharding)
+    try:
+        want, got = jax.typeof(storage).sharding, jax.typeof(new).sharding
+    except TypeError:
+        return new
+    if (not isinstance(want, NamedSharding) or want.mesh.empty or not want.mesh.explicit_axes
+            or want.mesh.manual_axes or tuple(got.spec) == tuple(want.spec)):
+        return new
+    return jax.sharding.reshard(new, want)
 
 
 def _check_out_sharding(out_sharding: Any, layout: Layout) -> NamedSharding | None:
