@@ -32,6 +32,12 @@ skews every column.
 
     python benchmarks/bench_permutes.py [--sizes K ...] [--ranks R ...] [--dtypes D ...]
         [--styles S ...] [--seed N] [--repeat N] [--small] [--json PATH]
+    python benchmarks/bench_permutes.py --square [N ...]
+
+``--square`` races, instead of the drawn cases, float32 N x N transposes (sides 1000 to 4104
+by default, across powers of two, where a cliff would show) with one more column, ``copy``: a
+jitted ``jnp.copy`` of the same bytes (not a peer; ``vs copy`` is ours over it), stored in
+``benchmarks/results/bench_permutes_square.json``.
 
 ``--small`` is a smoke run (sizes 2^10 and 2^12, one round). Results go to
 ``benchmarks/results/bench_permutes.json`` (``--json`` elsewhere) with the command that made
@@ -83,6 +89,10 @@ DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat
 #: from this size, ours is also held to the best of every peer (torch and NumPy included)
 PEERS_FROM = 22
 RESULTS = _HERE / "results" / "bench_permutes.json"
+#: ``--square``: float32 n x n transposes across powers of two (a cliff shows there), read
+#: beside a plain copy of the same bytes
+SQUARE_SIDES = (1000, 1023, 1024, 1025, 1536, 2000, 2047, 2048, 2049, 3000, 4088, 4095, 4096, 4097, 4104)
+SQUARE_RESULTS = _HERE / "results" / "bench_permutes_square.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,19 +231,36 @@ def columns(case: Case) -> tuple[dict[str, Callable[[], Any]], dict[str, Callabl
     return calls, results
 
 
-def measure(case: Case, repeat: int) -> dict[str, Any]:
-    """One row: every column checked against NumPy, then timed side by side."""
+def square_cases(sides: Sequence[int]) -> list[Case]:
+    """The ``--square`` cases: ``.t()`` of float32 n x n arrays."""
+    return [Case(2, round(math.log2(n * n)), "square", "float32", (n, n), (1, 0)) for n in sides]
+
+
+def _copy_column(case: Case) -> Callable[[], Any]:
+    """A jitted ``jnp.copy`` of a dense array of the case's bytes (not a peer: the floor)."""
+    dense = jnp.zeros(math.prod(case.shape), DTYPES[case.dtype])
+    copy = jax.jit(jnp.copy).lower(dense).compile()
+    return lambda: copy(dense).block_until_ready()
+
+
+def measure(case: Case, repeat: int, copy: bool = False) -> dict[str, Any]:
+    """One row: every column checked against NumPy, then timed side by side (with ``copy``,
+    beside a plain copy of the same bytes, ``vs_copy``)."""
     calls, results = columns(case)
+    extra = {"copy": _copy_column(case)} if copy else {}
     want = np.ascontiguousarray(_storage(case).reshape(case.shape).transpose(case.perm))
     wrong = [name for name, get in results.items()
              if not np.array_equal(np.asarray(get()).view(np.uint8), want.view(np.uint8))]
-    samples, rounds = timing.time_columns(calls, repeat)
+    samples, rounds = timing.time_columns(calls | extra, repeat)
     t = timing.medians(samples)
     xla_best = min(t["xla"], t["gather"])
-    return {**dataclasses.asdict(case), "elements": math.prod(case.shape),
-            "plan": str(fs.read_plan(case.layout)), "rounds": rounds, "seconds": t, "wrong": wrong,
-            "vs_xla": t["ours"] / xla_best,
-            "vs_best": t["ours"] / min(v for n, v in t.items() if n != "ours")}
+    row = {**dataclasses.asdict(case), "elements": math.prod(case.shape),
+           "plan": str(fs.read_plan(case.layout)), "rounds": rounds, "seconds": t, "wrong": wrong,
+           "vs_xla": t["ours"] / xla_best,
+           "vs_best": t["ours"] / min(v for n, v in t.items() if n not in ("ours", "copy"))}
+    if copy:
+        row["vs_copy"] = t["ours"] / t["copy"]
+    return row
 
 
 HEAD = (f"{'dtype':8} {'rank':>4} {'size':>5} {'style':7} {'case':34} {'plan':13} {'ours us':>9} "
@@ -247,9 +274,10 @@ def format_row(r: dict[str, Any]) -> str:
         return f"{t['ours'] / t[name]:6.2f}" if name in t else f"{'-':>6}"
     case = f"{'x'.join(map(str, r['shape']))} {tuple(r['perm'])}"
     flag = "  WRONG: " + ", ".join(r["wrong"]) if r["wrong"] else ""
+    copy = f" {r['vs_copy']:7.2f}" if "vs_copy" in r else ""
     return (f"{r['dtype']:8} {r['rank']:4} {'2^' + str(r['k']):>5} {r['style']:7} {case:34} {r['plan']:13} "
             f"{t['ours'] * 1e6:9.1f} {ratio('xla')} {ratio('gather')} {ratio('torch')} {ratio('numpy')} "
-            f"{r['vs_xla']:7.2f} {r['vs_best']:7.2f}{flag}")
+            f"{r['vs_xla']:7.2f} {r['vs_best']:7.2f}{copy}{flag}")
 
 
 def worst(rows: list[dict[str, Any]], key: str, count: int, min_k: int = 0) -> list[dict[str, Any]]:
@@ -272,6 +300,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                    help="timed rounds per case (default 7; 1 with --small)")
     p.add_argument("--worst", type=int, default=10, help="rows in each closing list of worst ratios")
     p.add_argument("--small", action="store_true", help="sizes 2^10 and 2^12, one round: a smoke run")
+    p.add_argument("--square", type=int, nargs="*", default=None, metavar="N",
+                   help="instead of the drawn cases, float32 N x N transposes beside a copy of their bytes "
+                        f"(default sides {SQUARE_SIDES[0]}..{SQUARE_SIDES[-1]})")
     p.add_argument("--json", type=Path, default=None,
                    help=f"results JSON (default {RESULTS.relative_to(_HERE.parent)})")
     args = p.parse_args(argv)
@@ -280,15 +311,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if bad:
         p.error(f"--sizes {bad}: the sweep draws sizes {SIZES + SMALL_SIZES} only")
     args.repeat = args.repeat or (1 if args.small else 7)
+    if args.square is not None and not args.square:
+        args.square = list(SQUARE_SIDES)
     if args.json is None and not args.small:
-        args.json = RESULTS
+        args.json = RESULTS if args.square is None else SQUARE_RESULTS
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(given)
-    cases = draw_cases(args.seed, args.ranks, args.sizes, args.styles, args.dtypes)
+    square = args.square is not None
+    cases = (square_cases(args.square) if square
+             else draw_cases(args.seed, args.ranks, args.sizes, args.styles, args.dtypes))
     load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
     print(f"jax {jax.__version__}, torch {None if torch is None else torch.__version__} on {bc.machine()}; "
           f"{len(cases)} cases, seed {args.seed}, median of up to {args.repeat} rounds; "
@@ -297,11 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
           "vs best: ours / min(every peer)")
     if torch is None:
         print("PyTorch is not installed: the torch column is skipped")
-    print(HEAD)
-    print("-" * len(HEAD))
+    head = HEAD + (f" {'vs copy':>7}" if square else "")
+    print(head)
+    print("-" * len(head))
     rows = []
     for case in cases:
-        row = measure(case, args.repeat)
+        row = measure(case, args.repeat, copy=square)
         print(format_row(row), flush=True)
         rows.append(row)
     load_end = _loadavg()
@@ -311,7 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in worst(rows, "vs_xla", args.worst):
         print("  " + format_row(r))
     big = [r for r in rows if r["k"] >= PEERS_FROM]
-    if big:
+    if square:
+        best, copies = [r["vs_best"] for r in rows], [r["vs_copy"] for r in rows]
+        print(f"ours / best peer {min(best):.2f}-{max(best):.2f}; "
+              f"ours / copy of the same bytes {min(copies):.2f}-{max(copies):.2f}")
+    elif big:
         over = sum(r["vs_best"] > 1 for r in big)
         print(f"worst ours / min(every peer) from 2^{PEERS_FROM} elements "
               f"({over} of {len(big)} cases above 1.00):")

@@ -119,6 +119,12 @@ def test_bench_permutes_small(tmp_path):
     _run("bench_permutes.py", *args[:-1], str(again), "--dtypes", "int8")
     drawn = {(tuple(r["shape"]), tuple(r["perm"])) for r in rows if r["dtype"] == "int8"}
     assert {(tuple(r["shape"]), tuple(r["perm"])) for r in json.loads(again.read_text())["rows"]} == drawn
+    square = tmp_path / "square.json"
+    text = _run("bench_permutes.py", "--square", "64", "100", "--repeat", "1", "--json", str(square))
+    rows = json.loads(square.read_text())["rows"]
+    assert [r["shape"] for r in rows] == [[64, 64], [100, 100]] and all(not r["wrong"] for r in rows), rows
+    assert all(r["vs_copy"] == pytest.approx(r["seconds"]["ours"] / r["seconds"]["copy"]) for r in rows)
+    assert "ours / copy of the same bytes" in text, text
 
 
 def test_bench_programs_small(tmp_path):
