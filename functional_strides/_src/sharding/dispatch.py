@@ -54,8 +54,9 @@ def placed_like_batch(values: jax.Array, storage: jax.Array, batch_ndim: int) ->
     if sharding.mesh.manual_axes:
         return values
     spec = P(*tuple(sharding.spec)[:batch_ndim], *([None] * (values.ndim - batch_ndim)))
-    if not is_traced(values) and not is_traced(storage):  # eagerly, outside any jax.set_mesh as well
-        return jax.device_put(values, NamedSharding(storage.sharding.mesh, spec))
+    placed = None if is_traced(values) or is_traced(storage) else storage.sharding
+    if isinstance(placed, NamedSharding):  # eagerly, outside any jax.set_mesh as well
+        return jax.device_put(values, NamedSharding(placed.mesh, spec))
     return jax.sharding.reshard(values, NamedSharding(sharding.mesh, spec))
 
 
