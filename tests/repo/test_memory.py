@@ -70,9 +70,11 @@ def test_resident_size_stays_flat_over_a_thousand_fresh_shapes():
     rss = report["rss"]
     assert report["held"] == 256 and report["cleared"] == 0, report
     # past the first 256 programs the cache is full: 600 more fresh shapes (each a new program,
-    # about a MiB apiece were they kept) leave the resident size within a few dozen MiB
-    assert rss["1000"] - rss["400"] < 64, report
-    assert rss["1000"] - rss["700"] < 40, report
+    # about a MiB apiece were they kept: 600 and 300 MiB) leave the resident size within a
+    # fraction of that. Alone the growth is 6-15 MiB; beside the rest of the suite on two cores,
+    # where the allocator's arenas fragment more, up to 63 and 57 MiB were seen.
+    assert rss["1000"] - rss["400"] < 150, report
+    assert rss["1000"] - rss["700"] < 100, report
     # after clearing, fresh programs fill memory the old ones freed
     assert rss["refilled"] < rss["1000"] + 32, report
     if report["trim"]:  # glibc: the freed programs' memory goes back to the system
