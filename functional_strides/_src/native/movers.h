@@ -181,8 +181,8 @@ void PlainBlock(const T* in, T* out, int64_t n, int64_t s, bool stream) {
 // The buffer (rows of `pitch` elements) of a tile whose columns are contiguous runs of the
 // input, forwards or backwards (row_in == 1 or -1), transposed in registers: 16x16 blocks of
 // 1-byte elements, 8x8 of 2-byte, 4x4 of 4-byte, 2x2 of 8-byte ones (rows and columns
-// multiples of the block) (SSE2, part of every x86-64). False where it does not apply; the caller then copies element by
-// element.
+// multiples of the block) (SSE2, part of every x86-64). False where it does not apply; the
+// caller then copies element by element.
 template <typename T>
 bool TransposeIn(const T*, T*, int64_t, int64_t, int64_t, int64_t, int64_t) {
   return false;
