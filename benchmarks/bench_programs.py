@@ -22,8 +22,12 @@ time and timed in the same interleaved rounds (``timing.time_columns``, medians)
 * ``t() + 1``        a 2048x2048 transpose feeding an elementwise op;
 * ``t() colsum``     a 2048x2048 transpose feeding a sum over its rows.
 
-Values are checked against the twin before timing. The table gives ours and plain JAX in ms
-and their ratio (below 1: ours is faster); the load average is printed before and after.
+A third column, ``xla ops``, is the same program of ours reading the view with
+``fs.materialize(storage, layout, method="structured")``: XLA's own transpose (no custom
+call), which XLA may fuse into the consumer as it fuses the plain program's. Values are
+checked against the twin before timing. The table gives ours and plain JAX in ms and the
+ratios ``ours / jax`` and ``xla ops / jax`` (below 1: faster than plain JAX); the load
+average is printed before and after.
 
     python benchmarks/bench_programs.py [--only NAME ...] [--repeat N] [--small] [--json PATH]
 
@@ -35,6 +39,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import shlex
@@ -62,8 +67,9 @@ RESULTS = _HERE / "results" / "bench_programs.json"
 
 @dataclasses.dataclass(frozen=True)
 class Program:
-    """A program spelled twice: ``ours`` through the library's views, ``plain`` in plain JAX;
-    both take the arrays ``args(small)`` builds."""
+    """A program spelled twice: ``ours`` through the library's views (its last argument ``m``:
+    ``"auto"``, or the read method of ``fs.materialize``), ``plain`` in plain JAX; both take the
+    arrays ``args(small)`` builds."""
 
     name: str
     note: str
@@ -76,9 +82,16 @@ def _heads_shape(small: bool) -> tuple[int, int, int, int]:
     return (2, 64, 4, 16) if small else (4, 512, 8, 64)
 
 
-def _split(q: jax.Array, h: int) -> jax.Array:
+def _read(view: fs.StridedArray, method: str) -> jax.Array:
+    """The view's values: ``contiguous()`` (``"auto"``), or ``fs.materialize`` by ``method``."""
+    if method == "auto":
+        return jnp.asarray(view.contiguous())
+    return fs.materialize(view.storage, view.layout, method=method)
+
+
+def _split(q: jax.Array, h: int, method: str) -> jax.Array:
     b, s, hd = q.shape
-    return jnp.asarray(fs.from_array(q.reshape(-1)).view(b, s, h, hd // h).permute(0, 2, 1, 3).contiguous())
+    return _read(fs.from_array(q.reshape(-1)).view(b, s, h, hd // h).permute(0, 2, 1, 3), method)
 
 
 def _split_plain(q: jax.Array, h: int) -> jax.Array:
@@ -96,10 +109,10 @@ def _merge_args(small: bool) -> tuple[tuple[int, ...], ...]:
     return ((b, h, s, d), (h * d, h * d))
 
 
-def _merge(x: jax.Array, w: jax.Array) -> jax.Array:
+def _merge(x: jax.Array, w: jax.Array, m: str) -> jax.Array:
     b, h, s, d = x.shape
-    merged = fs.from_array(x.reshape(-1)).view(b, h, s, d).permute(0, 2, 1, 3).reshape(b, s, h * d)
-    return jnp.asarray(merged.contiguous()) @ w
+    heads = _read(fs.from_array(x.reshape(-1)).view(b, h, s, d).permute(0, 2, 1, 3), m)
+    return heads.reshape(b, s, h * d) @ w
 
 
 def _merge_plain(x: jax.Array, w: jax.Array) -> jax.Array:
@@ -111,16 +124,16 @@ def _tied_args(small: bool) -> tuple[tuple[int, ...], ...]:
     return ((64, 64), (512, 64)) if small else ((256, 256), (8192, 256))
 
 
-def _tied(x: jax.Array, e: jax.Array) -> jax.Array:
-    return x @ jnp.asarray(fs.from_array(e.reshape(-1)).view(*e.shape).t().contiguous())
+def _tied(x: jax.Array, e: jax.Array, m: str) -> jax.Array:
+    return x @ _read(fs.from_array(e.reshape(-1)).view(*e.shape).t(), m)
 
 
 def _nchw(small: bool, batch: int) -> tuple[tuple[int, ...], ...]:
     return ((2, 8, 12, 12),) if small else ((batch, 64, 56, 56),)
 
 
-def _nhwc(x: jax.Array) -> jax.Array:
-    return jnp.asarray(fs.from_array(x.reshape(-1)).view(*x.shape).permute(0, 2, 3, 1).contiguous())
+def _nhwc(x: jax.Array, method: str) -> jax.Array:
+    return _read(fs.from_array(x.reshape(-1)).view(*x.shape).permute(0, 2, 3, 1), method)
 
 
 def _conv(x: jax.Array, k: jax.Array) -> jax.Array:
@@ -136,27 +149,28 @@ def _square(small: bool) -> tuple[tuple[int, ...], ...]:
     return ((128, 128),) if small else ((2048, 2048),)
 
 
-def _t(x: jax.Array) -> jax.Array:
-    return jnp.asarray(fs.from_array(x.reshape(-1)).view(*x.shape).t().contiguous())
+def _t(x: jax.Array, method: str) -> jax.Array:
+    return _read(fs.from_array(x.reshape(-1)).view(*x.shape).t(), method)
 
 
 PROGRAMS = [
     Program("heads*2+1", "(B,S,H*D)->(B,H,S,D) then * 2 + 1", _qkv,
-            lambda q: _split(q, _h(q)) * 2 + 1, lambda q: _split_plain(q, _h(q)) * 2 + 1),
+            lambda q, m: _split(q, _h(q), m) * 2 + 1, lambda q: _split_plain(q, _h(q)) * 2 + 1),
     Program("heads sum", "(B,S,H*D)->(B,H,S,D) then sum over S", _qkv,
-            lambda q: _split(q, _h(q)).sum(axis=2), lambda q: _split_plain(q, _h(q)).sum(axis=2)),
+            lambda q, m: _split(q, _h(q), m).sum(axis=2), lambda q: _split_plain(q, _h(q)).sum(axis=2)),
     Program("heads scores", "split q, k; einsum bhsd,bhtd->bhst", lambda small: _qkv(small) * 2,
-            lambda q, k: jnp.einsum("bhsd,bhtd->bhst", _split(q, _h(q)), _split(k, _h(k))),
+            lambda q, k, m: jnp.einsum("bhsd,bhtd->bhst", _split(q, _h(q), m), _split(k, _h(k), m)),
             lambda q, k: jnp.einsum("bhsd,bhtd->bhst", _split_plain(q, _h(q)), _split_plain(k, _h(k)))),
     Program("merge heads", "(B,H,S,D)->(B,S,H*D) then @ w", _merge_args, _merge, _merge_plain),
     Program("t() matmul", "x @ e.t(), e tied embedding", _tied_args, _tied, lambda x, e: x @ e.T),
     Program("nhwc conv", "NCHW->NHWC then 3x3 conv (NHWC)", _conv_args,
-            lambda x, k: _conv(_nhwc(x), k), lambda x, k: _conv(jnp.transpose(x, (0, 2, 3, 1)), k)),
+            lambda x, k, m: _conv(_nhwc(x, m), k), lambda x, k: _conv(jnp.transpose(x, (0, 2, 3, 1)), k)),
     Program("nhwc mean", "NCHW->NHWC then mean over H, W", lambda small: _nchw(small, 32),
-            lambda x: _nhwc(x).mean(axis=(1, 2)), lambda x: jnp.transpose(x, (0, 2, 3, 1)).mean(axis=(1, 2))),
-    Program("t() + 1", "transpose then + 1", _square, lambda x: _t(x) + 1, lambda x: x.T + 1),
+            lambda x, m: _nhwc(x, m).mean(axis=(1, 2)),
+            lambda x: jnp.transpose(x, (0, 2, 3, 1)).mean(axis=(1, 2))),
+    Program("t() + 1", "transpose then + 1", _square, lambda x, m: _t(x, m) + 1, lambda x: x.T + 1),
     Program("t() colsum", "transpose then sum over rows", _square,
-            lambda x: _t(x).sum(axis=0), lambda x: x.T.sum(axis=0)),
+            lambda x, m: _t(x, m).sum(axis=0), lambda x: x.T.sum(axis=0)),
 ]
 
 
@@ -169,17 +183,20 @@ def measure(p: Program, small: bool, repeat: int) -> dict[str, Any]:
     """One row: ours and plain JAX compiled, checked against each other, timed side by side."""
     rng = np.random.default_rng(0)
     args = tuple(jnp.asarray(rng.standard_normal(s, dtype=np.float32)) for s in p.args(small))
-    ours = jax.jit(p.ours).lower(*args).compile()
+    ours = jax.jit(functools.partial(p.ours, m="auto")).lower(*args).compile()
+    xla = jax.jit(functools.partial(p.ours, m="structured")).lower(*args).compile()  # XLA's own ops
     plain = jax.jit(p.plain).lower(*args).compile()
-    got, want = np.asarray(ours(*args)), np.asarray(plain(*args))
-    ok = got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-4, atol=1e-3))
+    want = np.asarray(plain(*args))
+    ok = all(got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-4, atol=1e-3))
+             for got in (np.asarray(ours(*args)), np.asarray(xla(*args))))
     samples, rounds = timing.time_columns({"ours": lambda: ours(*args).block_until_ready(),
+                                           "xla ops": lambda: xla(*args).block_until_ready(),
                                            "jax": lambda: plain(*args).block_until_ready()}, repeat)
     t = timing.medians(samples)
     kernel = bool(timing.custom_calls(ours.as_text(), "functional_strides_"))
     return {"program": p.name, "note": p.note, "shapes": [list(s) for s in p.args(small)], "rounds": rounds,
-            "ours_s": t["ours"], "jax_s": t["jax"], "ratio": t["ours"] / t["jax"], "kernel": kernel,
-            "agrees": ok}
+            "ours_s": t["ours"], "xla_ops_s": t["xla ops"], "jax_s": t["jax"], "ratio": t["ours"] / t["jax"],
+            "xla_ops_ratio": t["xla ops"] / t["jax"], "kernel": kernel, "agrees": ok}
 
 
 def _loadavg() -> list[float] | None:
@@ -200,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
     print(f"jax {jax.__version__} on {bc.machine()}; median of up to {repeat} rounds; "
           f"load average {load_start}")
-    print(f"{'program':13} {'what':38} {'ours ms':>9} {'jax ms':>9} {'ours/jax':>8}  custom call")
+    print(f"{'program':13} {'what':38} {'ours ms':>9} {'jax ms':>9} {'ours/jax':>8} {'xla ops/jax':>11}  "
+          "custom call")
     rows = []
     for p in PROGRAMS:
         if args.only and p.name not in args.only:
@@ -209,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(r)
         flag = "" if r["agrees"] else "  DISAGREES with plain JAX"
         print(f"{r['program']:13} {r['note']:38} {r['ours_s'] * 1e3:9.3f} {r['jax_s'] * 1e3:9.3f} "
-              f"{r['ratio']:8.2f}  {'yes' if r['kernel'] else 'no'}{flag}", flush=True)
+              f"{r['ratio']:8.2f} {r['xla_ops_ratio']:11.2f}  {'yes' if r['kernel'] else 'no'}{flag}",
+              flush=True)
     load_end = _loadavg()
     print(f"load average: {load_start} at the start, {load_end} at the end; "
           f"{sum(r['ratio'] > 1 for r in rows)} of {len(rows)} programs above 1.00")

@@ -137,6 +137,6 @@ def test_bench_programs_small(tmp_path):
              "t() + 1", "t() colsum"]
     assert [r["program"] for r in rows] == names
     for r in rows:
-        assert r["agrees"] and r["ours_s"] > 0 and r["jax_s"] > 0, r
+        assert r["agrees"] and r["ours_s"] > 0 and r["jax_s"] > 0 and r["xla_ops_s"] > 0, r
         line = next(line for line in text.splitlines() if line.startswith(r["program"] + " "))
-        assert len(re.findall(r"\d+\.\d+", line)) == 3, line
+        assert len(re.findall(r"\d+\.\d+", line)) == 4, line
