@@ -152,9 +152,14 @@ def _layout(shape: tuple[int, ...], strides: tuple[int, ...], offset: int | None
     if offset is not None:
         return Layout(shape, strides, offset)
     if operand is None:
-        below = sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
-        operand = np.asarray(-below, np.int64)
+        operand = np.asarray(_lowest_offset(shape, strides), np.int64)
     return Layout(shape, strides, operand)
+
+
+def _lowest_offset(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """The lowest offset a view of ``shape`` and ``strides`` fits at (its lowest index at 0):
+    ``-Layout.low_reach``, which a Layout at offset 0 would refuse to hold for negative strides."""
+    return -sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
 
 
 def _aval(like: Any, shape: tuple[int, ...], lead: int = 0) -> Any:
@@ -395,8 +400,7 @@ def _mul_tangent(storage, values, rest, t_storage, t_values, params) -> jax.Arra
     so the rule differentiates again and batches."""
     shape, strides, batch, batched = params["shape"], params["strides"], params["batch"], params["batched"]
     per_slot = strided_write_p.bind(jnp.ones_like(storage), values, *rest, **params)
-    below = sum((size - 1) * stride for size, stride in zip(shape, strides, strict=True) if stride < 0)
-    local = Layout(shape, strides, -below)  # the view at its lowest offset: which elements share slots
+    local = Layout(shape, strides, _lowest_offset(shape, strides))  # which elements share slots
     if _overlaps(local):  # elements share slots: each tangent times the others' product
         slots = _reads.storage_indices(shape, strides, local.offset,
                                        _reads.index_dtype(local, local.span + 1)).reshape(-1)

@@ -45,13 +45,8 @@ def placed_like_batch(values: jax.Array, storage: jax.Array, batch_ndim: int) ->
     """``values`` of shape ``(*batch, *view)`` sharded along the batch axes as a batched
     ``storage`` is, where its mesh is explicit (``jax.vmap`` maps both over the batch only when
     their types shard the batch alike); unchanged elsewhere."""
-    try:
-        sharding = jax.typeof(storage).sharding
-    except TypeError:
-        return values
-    if not isinstance(sharding, NamedSharding) or sharding.mesh.empty or not sharding.mesh.explicit_axes:
-        return values
-    if sharding.mesh.manual_axes:
+    sharding = _explicit_sharding(storage)
+    if sharding is None:
         return values
     spec = P(*tuple(sharding.spec)[:batch_ndim], *([None] * (values.ndim - batch_ndim)))
     placed = None if is_traced(values) or is_traced(storage) else storage.sharding
@@ -72,14 +67,23 @@ def placed_as(new: jax.Array, storage: jax.Array) -> jax.Array:
         if sharding is None or is_traced(new) or new.sharding.is_equivalent_to(sharding, new.ndim):
             return new
         return jax.device_put(new, sharding)
-    try:
-        want, got = jax.typeof(storage).sharding, jax.typeof(new).sharding
-    except TypeError:
-        return new
-    if (not isinstance(want, NamedSharding) or want.mesh.empty or not want.mesh.explicit_axes
-            or want.mesh.manual_axes or tuple(got.spec) == tuple(want.spec)):
+    want = _explicit_sharding(storage)
+    if want is None or tuple(jax.typeof(new).sharding.spec) == tuple(want.spec):
         return new
     return jax.sharding.reshard(new, want)
+
+
+def _explicit_sharding(x: Any) -> NamedSharding | None:
+    """The sharding ``x``'s type carries on an explicit mesh (outside ``shard_map``'s manual
+    axes), or None."""
+    try:
+        sharding = jax.typeof(x).sharding
+    except TypeError:
+        return None
+    if (not isinstance(sharding, NamedSharding) or sharding.mesh.empty or not sharding.mesh.explicit_axes
+            or sharding.mesh.manual_axes):
+        return None
+    return sharding
 
 
 def _check_out_sharding(out_sharding: Any, layout: Layout) -> NamedSharding | None:
