@@ -236,18 +236,12 @@ def square_cases(sides: Sequence[int]) -> list[Case]:
     return [Case(2, round(math.log2(n * n)), "square", "float32", (n, n), (1, 0)) for n in sides]
 
 
-def _copy_column(case: Case) -> Callable[[], Any]:
-    """A jitted ``jnp.copy`` of a dense array of the case's bytes (not a peer: the floor)."""
-    dense = jnp.zeros(math.prod(case.shape), DTYPES[case.dtype])
-    copy = jax.jit(jnp.copy).lower(dense).compile()
-    return lambda: copy(dense).block_until_ready()
-
-
 def measure(case: Case, repeat: int, copy: bool = False) -> dict[str, Any]:
     """One row: every column checked against NumPy, then timed side by side (with ``copy``,
     beside a plain copy of the same bytes, ``vs_copy``)."""
     calls, results = columns(case)
-    extra = {"copy": _copy_column(case)} if copy else {}
+    # not a peer: a jitted jnp.copy of the output's float32 bytes (bench_contiguous's), the floor
+    extra = {"copy": bc._compile_copy(math.prod(case.shape)).call} if copy else {}
     want = np.ascontiguousarray(_storage(case).reshape(case.shape).transpose(case.perm))
     wrong = [name for name, get in results.items()
              if not np.array_equal(np.asarray(get()).view(np.uint8), want.view(np.uint8))]
@@ -285,10 +279,6 @@ def worst(rows: list[dict[str, Any]], key: str, count: int, min_k: int = 0) -> l
     return sorted((r for r in rows if r["k"] >= min_k), key=lambda r: -r[key])[:count]
 
 
-def _loadavg() -> list[float] | None:
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", help=f"exponents k, about 2^k elements (default {SIZES})")
@@ -324,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     square = args.square is not None
     cases = (square_cases(args.square) if square
              else draw_cases(args.seed, args.ranks, args.sizes, args.styles, args.dtypes))
-    load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
+    load_start, started = bc._loadavg(), datetime.datetime.now(datetime.timezone.utc)
     print(f"jax {jax.__version__}, torch {None if torch is None else torch.__version__} on {bc.machine()}; "
           f"{len(cases)} cases, seed {args.seed}, median of up to {args.repeat} rounds; "
           f"load average {load_start}")
@@ -340,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = measure(case, args.repeat, copy=square)
         print(format_row(row), flush=True)
         rows.append(row)
-    load_end = _loadavg()
+    load_end = bc._loadavg()
     print(f"\nload average: {load_start} at the start, {load_end} at the end")
     over = sum(r["vs_xla"] > 1 for r in rows)
     print(f"worst ours / min(xla, gather) ({over} of {len(rows)} cases above 1.00):")

@@ -199,10 +199,6 @@ def measure(p: Program, small: bool, repeat: int) -> dict[str, Any]:
             "xla_ops_ratio": t["xla ops"] / t["jax"], "kernel": kernel, "agrees": ok}
 
 
-def _loadavg() -> list[float] | None:
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -214,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(given)
     repeat = args.repeat or (1 if args.small else 15)
     out = args.json or (None if args.small else RESULTS)
-    load_start, started = _loadavg(), datetime.datetime.now(datetime.timezone.utc)
+    load_start, started = bc._loadavg(), datetime.datetime.now(datetime.timezone.utc)
     print(f"jax {jax.__version__} on {bc.machine()}; median of up to {repeat} rounds; "
           f"load average {load_start}")
     print(f"{'program':13} {'what':38} {'ours ms':>9} {'jax ms':>9} {'ours/jax':>8} {'xla ops/jax':>11}  "
@@ -229,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{r['program']:13} {r['note']:38} {r['ours_s'] * 1e3:9.3f} {r['jax_s'] * 1e3:9.3f} "
               f"{r['ratio']:8.2f} {r['xla_ops_ratio']:11.2f}  {'yes' if r['kernel'] else 'no'}{flag}",
               flush=True)
-    load_end = _loadavg()
+    load_end = bc._loadavg()
     print(f"load average: {load_start} at the start, {load_end} at the end; "
           f"{sum(r['ratio'] > 1 for r in rows)} of {len(rows)} programs above 1.00")
     if out:

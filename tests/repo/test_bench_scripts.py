@@ -105,9 +105,9 @@ def test_bench_permutes_small(tmp_path):
     assert len(rows) == 2 * (2 * 3 + 3)  # ranks x (pow2, odd in three dtypes; three styles in float32)
     assert {r["dtype"] for r in rows} == {"float32", "bfloat16", "int8"}
     assert {r["style"] for r in rows} == {"pow2", "odd", "last64", "last128", "batch1"}
+    torch = {"torch"} if importlib.util.find_spec("torch") else set()  # the column needs PyTorch
     for r in rows:
         assert not r["wrong"] and r["perm"] != sorted(r["perm"]), r
-        torch = {"torch"} if importlib.util.find_spec("torch") else set()  # the column needs PyTorch
         assert set(r["seconds"]) == {"ours", "xla", "gather", "numpy"} | torch, r
         t = r["seconds"]
         assert r["vs_xla"] == pytest.approx(t["ours"] / min(t["xla"], t["gather"]))
